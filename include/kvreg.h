@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
+/*
+ * libkvreg: register host memory for RDMA through /dev/kvreg.
+ *
+ * Every call returns 0 or a negative errno and, when given a
+ * struct kvreg_error, fills it with why: a reason code and the numbers
+ * behind it. kvreg_format_error() turns that into one sentence a person
+ * can act on.
+ */
+#ifndef KVREG_LIB_H
+#define KVREG_LIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uapi/kvreg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reasons only the library can give: the kernel never returns these. */
+enum kvreg_lib_reason {
+	KVREG_REASON_MODULE_NOT_LOADED	= 1000,	/* no /dev/kvreg */
+	KVREG_REASON_ABI_MISMATCH	= 1001,	/* usage: module, request: lib */
+	KVREG_REASON_NOT_OPEN		= 1002,	/* NULL context */
+	KVREG_REASON_DEVICE_ACCESS	= 1003,	/* open(/dev/kvreg) refused */
+	KVREG_REASON_NO_MEMORY		= 1004,	/* malloc in the library */
+};
+
+struct kvreg;		/* an open /dev/kvreg */
+struct kvreg_mr;	/* one registration and its keys */
+
+/* setup.c: $KVREG_DEVICE overrides the path when set. */
+int kvreg_open(struct kvreg **kvp, struct kvreg_error *err);
+int kvreg_open_path(struct kvreg **kvp, const char *path,
+		    struct kvreg_error *err);
+void kvreg_close(struct kvreg *kv);
+int kvreg_fd(const struct kvreg *kv);
+uint32_t kvreg_module_abi_version(const struct kvreg *kv);
+
+/* device.c */
+int kvreg_devices(struct kvreg *kv, struct kvreg_device_info *devices,
+		  unsigned int capacity, unsigned int *count,
+		  struct kvreg_error *err);
+int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
+		struct kvreg_error *err);
+
+/*
+ * register.c: device_mask bit i selects device index i, 0 selects all.
+ * A zero length succeeds with handle KVREG_HANDLE_NONE and no keys.
+ */
+int kvreg_register(struct kvreg *kv, const void *addr, uint64_t length,
+		   uint32_t access, uint64_t device_mask,
+		   struct kvreg_mr **mrp, struct kvreg_error *err);
+int kvreg_deregister(struct kvreg *kv, struct kvreg_mr *mr,
+		     struct kvreg_error *err);
+int kvreg_query(struct kvreg *kv, uint64_t handle, struct kvreg_query *info,
+		struct kvreg_key *keys, unsigned int capacity,
+		struct kvreg_error *err);
+uint64_t kvreg_mr_handle(const struct kvreg_mr *mr);
+uint32_t kvreg_mr_flags(const struct kvreg_mr *mr);
+const struct kvreg_key *kvreg_mr_keys(const struct kvreg_mr *mr,
+				      unsigned int *nkeys);
+/* The key covering addr + offset on a device, or NULL. */
+const struct kvreg_key *kvreg_mr_key_at(const struct kvreg_mr *mr,
+					uint32_t device_index,
+					uint64_t offset);
+
+/* transfer.c */
+int kvreg_transfer(struct kvreg *kv, enum kvreg_transfer_op op,
+		   uint32_t device_index,
+		   const struct kvreg_mr *local, uint64_t local_offset,
+		   const struct kvreg_mr *remote, uint64_t remote_offset,
+		   uint64_t length, struct kvreg_error *err);
+/* Remote side by raw address and rkey, as a peer would: CAP_SYS_ADMIN. */
+int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
+		       uint32_t device_index,
+		       const struct kvreg_mr *local, uint64_t local_offset,
+		       uint64_t remote_addr, uint32_t remote_rkey,
+		       uint64_t length, struct kvreg_error *err);
+
+/* error.c */
+const char *kvreg_strerror(uint32_t reason);
+/*
+ * One sentence: what failed, the numbers, what to do. errnum is the
+ * negative errno the call returned. Returns the length snprintf would.
+ */
+int kvreg_format_error(const struct kvreg_error *err, int errnum,
+		       char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KVREG_LIB_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * kvreg: register host memory for RDMA through the kernel.
+ *
+ * The ioctl ABI of /dev/kvreg, shared by kvreg.ko and libkvreg.
+ *
+ * Rules that keep this ABI extensible (after VFIO's argsz convention):
+ *  - every argument struct begins with __u32 size (bytes the caller passes)
+ *    and __u32 flags;
+ *  - commands are _IO() numbers: the size travels in the struct, not in the
+ *    command, so a struct may grow at its end without a new command;
+ *  - the kernel accepts any size from the first published size of a struct
+ *    upward; bytes past what it knows must be zero (E2BIG otherwise);
+ *  - unknown flags and non-zero reserved fields are refused with EINVAL;
+ *  - fields are fixed width, padding is explicit, user pointers are __u64.
+ */
+#ifndef _UAPI_KVREG_H
+#define _UAPI_KVREG_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define KVREG_ABI_VERSION	1
+#define KVREG_DEVICE_PATH	"/dev/kvreg"
+#define KVREG_MAX_DEVICES	64
+#define KVREG_DEVICE_NAME_MAX	64
+/* REGISTER of a zero-length buffer succeeds with this handle; no-op. */
+#define KVREG_HANDLE_NONE	0ULL
+#define KVREG_NO_DEVICE_INDEX	0xffffffffU
+
+/* Why a call failed. Values are ABI: append only, never renumber. */
+enum kvreg_reason {
+	KVREG_REASON_NONE		= 0,
+	KVREG_REASON_BAD_ARGUMENT	= 1,	/* error.argument names it */
+	KVREG_REASON_NO_DEVICE		= 2,	/* no RDMA device (in the mask) */
+	KVREG_REASON_DEVICE_NOT_ACTIVE	= 3,	/* its kernel QP is not usable */
+	KVREG_REASON_DEVICE_REMOVED	= 4,	/* device went away */
+	KVREG_REASON_UNMAPPED_ADDRESS	= 5,	/* error.address: first bad page */
+	KVREG_REASON_NO_KERNEL_MEMORY	= 6,
+	KVREG_REASON_DEVICE_REFUSED	= 7,	/* driver error, errno raw */
+	KVREG_REASON_UNKNOWN_HANDLE	= 8,
+	KVREG_REASON_OUT_OF_RANGE	= 9,	/* offset+length past a buffer */
+	KVREG_REASON_ACCESS_DENIED	= 10,	/* registration lacks the access */
+	KVREG_REASON_TRANSFER_FAILED	= 11,	/* work completion error */
+	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs fault injection */
+	KVREG_REASON_NOT_PERMITTED	= 13,	/* needs a capability */
+	KVREG_REASON_TOO_LARGE		= 14,	/* exceeds a device limit */
+};
+
+/* Which argument KVREG_REASON_BAD_ARGUMENT refers to. */
+enum kvreg_argument {
+	KVREG_ARG_NONE		= 0,
+	KVREG_ARG_SIZE		= 1,
+	KVREG_ARG_FLAGS		= 2,
+	KVREG_ARG_RESERVED	= 3,
+	KVREG_ARG_ADDRESS	= 4,
+	KVREG_ARG_LENGTH	= 5,
+	KVREG_ARG_ACCESS	= 6,
+	KVREG_ARG_DEVICE	= 7,
+	KVREG_ARG_HANDLE	= 8,
+	KVREG_ARG_OFFSET	= 9,
+	KVREG_ARG_OPCODE	= 10,
+	KVREG_ARG_KEYS		= 11,
+};
+
+/*
+ * Filled by the kernel when a call that carries it fails; zero on success.
+ * Fields that do not apply to the reason are zero (device_index:
+ * KVREG_NO_DEVICE_INDEX).
+ */
+struct kvreg_error {
+	__u32 reason;		/* enum kvreg_reason */
+	__u32 argument;		/* enum kvreg_argument */
+	__u32 device_index;
+	__u32 page_shift;
+	__s32 driver_errno;	/* raw errno from ib_core or the driver */
+	__u32 wc_status;	/* enum ib_wc_status of a failed transfer */
+	__u64 limit;
+	__u64 usage;
+	__u64 request;
+	__u64 address;
+};
+
+#define KVREG_ACCESS_LOCAL_WRITE	(1U << 0)
+#define KVREG_ACCESS_REMOTE_WRITE	(1U << 1)
+#define KVREG_ACCESS_REMOTE_READ	(1U << 2)
+#define KVREG_ACCESS_ALL		(KVREG_ACCESS_LOCAL_WRITE | \
+					 KVREG_ACCESS_REMOTE_WRITE | \
+					 KVREG_ACCESS_REMOTE_READ)
+
+/* KVREG_IOC_ABI_VERSION: the first call a client makes. Never changes. */
+struct kvreg_abi_version {
+	__u32 size;
+	__u32 flags;
+	__u32 abi_version;	/* out: KVREG_ABI_VERSION of the module */
+	__u32 max_devices;	/* out */
+};
+
+#define KVREG_DEVICE_F_READY	(1U << 0)	/* kernel QP connected */
+
+struct kvreg_device_info {
+	__u32 index;		/* stable while the device exists */
+	__u32 port_state;	/* enum ib_port_state: 4 = ACTIVE */
+	char name[KVREG_DEVICE_NAME_MAX];
+	__u64 max_mr_size;
+	__u64 page_size_cap;
+	__u32 max_mr;
+	__u32 max_fast_reg_page_list_len;
+	__u32 flags;		/* KVREG_DEVICE_F_* */
+	__u32 reserved;
+	__u64 mrs_in_use;	/* kvreg MRs on this device, all processes */
+};
+
+/* KVREG_IOC_DEVICES */
+struct kvreg_devices {
+	__u32 size;
+	__u32 flags;
+	__u32 count;		/* out: devices present (may exceed capacity) */
+	__u32 capacity;		/* in: entries at @entries */
+	__u32 entry_size;	/* in: sizeof(struct kvreg_device_info) */
+	__u32 reserved;
+	__u64 entries;		/* in: user pointer to the array */
+};
+
+/* One MR: a device's view of a registration or of one chunk of it. */
+struct kvreg_key {
+	__u32 device_index;
+	__u32 page_shift;	/* MR page size used on that device */
+	__u32 lkey;
+	__u32 rkey;
+	__u64 iova;		/* == the user virtual address it starts at */
+	__u64 length;
+};
+
+/* Set in kvreg_register.out_flags when a device needed several MRs. */
+#define KVREG_REG_OUT_SPLIT	(1U << 0)
+
+/* KVREG_IOC_REGISTER */
+struct kvreg_register {
+	__u32 size;
+	__u32 flags;		/* none defined yet */
+	__u64 addr;
+	__u64 length;
+	__u32 access;		/* KVREG_ACCESS_* */
+	__u32 key_size;		/* in: sizeof(struct kvreg_key) */
+	__u64 device_mask;	/* bit i: device index i; 0: every device */
+	__u64 keys;		/* in: user pointer to struct kvreg_key[] */
+	__u32 keys_capacity;	/* in: entries at @keys (may be 0) */
+	__u32 nkeys;		/* out: MRs created; QUERY returns them all */
+	__u64 handle;		/* out */
+	__u32 out_flags;	/* out: KVREG_REG_OUT_* */
+	__u32 reserved;
+	struct kvreg_error error;
+};
+
+/* KVREG_IOC_DEREGISTER */
+struct kvreg_deregister {
+	__u32 size;
+	__u32 flags;
+	__u64 handle;
+	struct kvreg_error error;
+};
+
+/* KVREG_IOC_QUERY */
+struct kvreg_query {
+	__u32 size;
+	__u32 flags;
+	__u64 handle;
+	__u64 keys;		/* in: user pointer to struct kvreg_key[] */
+	__u32 keys_capacity;
+	__u32 key_size;
+	__u64 addr;		/* out: as registered */
+	__u64 length;
+	__u64 pinned_addr;	/* out: first pinned page */
+	__u64 pinned_pages;	/* out: base pages pinned */
+	__u64 device_mask;	/* out: devices whose MRs are live */
+	__u32 access;
+	__u32 nkeys;		/* out: live MRs, all devices */
+	struct kvreg_error error;
+};
+
+enum kvreg_transfer_op {
+	KVREG_OP_WRITE	= 1,	/* local -> remote */
+	KVREG_OP_READ	= 2,	/* remote -> local */
+};
+
+/*
+ * Address the remote side by (remote_addr, remote_rkey) instead of a
+ * handle, exactly as a peer node would. The keys are then not checked
+ * against this process's registrations, so this needs CAP_SYS_ADMIN; it
+ * exists to prove that revoked keys are dead in the device.
+ */
+#define KVREG_TRANSFER_F_RAW_REMOTE	(1U << 0)
+
+/* KVREG_IOC_TRANSFER: RDMA WRITE or READ through the device's kernel QP. */
+struct kvreg_transfer {
+	__u32 size;
+	__u32 flags;		/* KVREG_TRANSFER_F_* */
+	__u32 opcode;		/* enum kvreg_transfer_op */
+	__u32 device_index;
+	__u64 local_handle;
+	__u64 local_offset;
+	__u64 remote_handle;	/* 0 with KVREG_TRANSFER_F_RAW_REMOTE */
+	__u64 remote_offset;
+	__u64 remote_addr;	/* only with KVREG_TRANSFER_F_RAW_REMOTE */
+	__u32 remote_rkey;	/* only with KVREG_TRANSFER_F_RAW_REMOTE */
+	__u32 reserved;
+	__u64 length;
+	struct kvreg_error error;
+};
+
+/* KVREG_IOC_STATS */
+struct kvreg_stats {
+	__u32 size;
+	__u32 flags;
+	__u64 pinned_pages;		/* host-wide, kvreg only */
+	__u64 registrations;		/* host-wide */
+	__u64 mrs;			/* host-wide device MRs */
+	__u64 file_pinned_pages;	/* this open file */
+	__u64 file_registrations;
+	__u64 file_mrs;
+	__u32 devices;
+	__u32 reserved;
+};
+
+#define KVREG_IOC_MAGIC		0xCB
+#define KVREG_IOC_ABI_VERSION	_IO(KVREG_IOC_MAGIC, 0x00)
+#define KVREG_IOC_DEVICES	_IO(KVREG_IOC_MAGIC, 0x01)
+#define KVREG_IOC_REGISTER	_IO(KVREG_IOC_MAGIC, 0x02)
+#define KVREG_IOC_DEREGISTER	_IO(KVREG_IOC_MAGIC, 0x03)
+#define KVREG_IOC_QUERY		_IO(KVREG_IOC_MAGIC, 0x04)
+#define KVREG_IOC_TRANSFER	_IO(KVREG_IOC_MAGIC, 0x05)
+#define KVREG_IOC_STATS		_IO(KVREG_IOC_MAGIC, 0x06)
+
+#endif /* _UAPI_KVREG_H */

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A registration on one device: DMA-map the shared pinned table, split it
+ * into MRs no larger than the device's fast-registration page list, and
+ * fast-register them on the device's kernel QP.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+
+#include "kvreg.h"
+
+/*
+ * Every device gets its own copy of the scatter entries: DMA addresses
+ * live in the entries, and two IOMMU domains give two sets of them.
+ */
+static int kvreg_copy_sgt(struct sg_table *dst, struct sg_table *src)
+{
+	struct scatterlist *s, *d;
+	unsigned int i;
+	int ret;
+
+	ret = sg_alloc_table(dst, src->orig_nents, GFP_KERNEL);
+	if (ret)
+		return ret;
+	d = dst->sgl;
+	for_each_sgtable_sg(src, s, i) {
+		sg_set_page(d, sg_page(s), s->length, s->offset);
+		d = sg_next(d);
+	}
+	return 0;
+}
+
+/*
+ * 2 MiB MR pages need every run boundary inside the buffer on a 2 MiB
+ * boundary, and the buffer's virtual address congruent to its DMA address
+ * modulo 2 MiB (the MR translates iova offsets within a page unchanged).
+ */
+static u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
+				 struct sg_table *sgt)
+{
+	const u64 mask = BIT_ULL(KVREG_HUGE_SHIFT) - 1;
+	u64 va = reg->addr & PAGE_MASK;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	if (!(kdev->page_size_cap & BIT_ULL(KVREG_HUGE_SHIFT)))
+		return PAGE_SHIFT;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		u64 dma = sg_dma_address(sg);
+
+		if (i == 0 ? (dma & mask) != (va & mask) : (dma & mask))
+			return PAGE_SHIFT;
+		if (i + 1 < sgt->nents && ((dma + sg_dma_len(sg)) & mask))
+			return PAGE_SHIFT;
+	}
+	return KVREG_HUGE_SHIFT;
+}
+
+static void kvreg_free_mrs(struct kvreg_reg_dev *rd)
+{
+	while (rd->nr_mrs)
+		ib_dereg_mr(rd->mrs[--rd->nr_mrs]);
+	kvfree(rd->mrs);
+	rd->mrs = NULL;
+}
+
+/*
+ * Map the whole buffer into as many MRs as the page list length demands.
+ * A chunk that ends inside a scatter entry leaves its last page to the next
+ * chunk (ib_sg_to_pages), so chunks are mapped until the length is covered
+ * rather than counted up front.
+ */
+static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+			 u32 page_shift, struct kvreg_error *err)
+{
+	struct kvreg_dev *kdev = rd->dev;
+	u64 page_size = BIT_ULL(page_shift);
+	u64 span = ALIGN(reg->addr + reg->length, page_size) -
+		   ALIGN_DOWN(reg->addr, page_size);
+	u64 mr_pages = min_t(u64, kdev->max_fast_reg_pages, span >> page_shift);
+	unsigned int sg_offset = offset_in_page(reg->addr);
+	struct scatterlist *sg = rd->sgt.sgl;
+	int nents = rd->sgt.nents;
+	u64 va = reg->addr, left = reg->length;
+	size_t max_mrs;
+	int ret;
+
+	mr_pages = min_t(u64, mr_pages, kdev->max_mr_size >> page_shift);
+	/* One page may be left to the next chunk: two is the least useful. */
+	if (mr_pages < 2 && (span >> page_shift) >= 2) {
+		kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
+		err->limit = kdev->max_mr_size;
+		err->request = reg->length;
+		err->page_shift = page_shift;
+		return -ENOSPC;
+	}
+	max_mrs = DIV_ROUND_UP_ULL(span >> page_shift,
+				   max_t(u64, mr_pages - 1, 1)) + 1;
+	rd->mrs = kvcalloc(max_mrs, sizeof(*rd->mrs), GFP_KERNEL);
+	if (!rd->mrs) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				kdev->index);
+		return -ENOMEM;
+	}
+	rd->page_shift = page_shift;
+
+	while (left) {
+		struct ib_mr *mr;
+		int mapped;
+
+		if (WARN_ON_ONCE(rd->nr_mrs == max_mrs || nents <= 0)) {
+			ret = -EINVAL;
+			goto err_refused;
+		}
+		mr = ib_alloc_mr(kdev->pd, IB_MR_TYPE_MEM_REG, mr_pages);
+		if (IS_ERR(mr)) {
+			ret = PTR_ERR(mr);
+			goto err_refused;
+		}
+		rd->mrs[rd->nr_mrs++] = mr;
+		mapped = ib_map_mr_sg(mr, sg, nents, &sg_offset, page_size);
+		if (mapped < 0 || (!mapped && !sg_offset)) {
+			ret = mapped < 0 ? mapped : -EINVAL;
+			goto err_refused;
+		}
+		/* The iova is the user's address, byte-granular as verbs. */
+		mr->length = min(mr->length, left);
+		mr->iova = va;
+		va += mr->length;
+		left -= mr->length;
+		nents -= mapped;
+		while (mapped--)
+			sg = sg_next(sg);
+	}
+	return 0;
+
+err_refused:
+	kvreg_set_error(err, KVREG_REASON_DEVICE_REFUSED, kdev->index);
+	err->driver_errno = ret;
+	err->page_shift = page_shift;
+	kvreg_free_mrs(rd);
+	return ret;
+}
+
+/* Fast-register (or invalidate) every MR of @rd, KVREG_WR_BATCH at a time. */
+static int kvreg_post_mr_wrs(struct kvreg_reg_dev *rd, int ib_access,
+			     bool invalidate, enum ib_wc_status *wc_status)
+{
+	struct kvreg_dev *kdev = rd->dev;
+	u32 batch = min_t(u32, rd->nr_mrs, KVREG_WR_BATCH);
+	struct ib_reg_wr *wrs;
+	u32 i, j, n;
+	int ret = 0;
+
+	wrs = kcalloc(batch, sizeof(*wrs), GFP_KERNEL);
+	if (!wrs)
+		return -ENOMEM;
+
+	mutex_lock(&kdev->qp_mutex);
+	for (i = 0; i < rd->nr_mrs && !ret; i += n) {
+		n = min_t(u32, rd->nr_mrs - i, KVREG_WR_BATCH);
+		memset(wrs, 0, n * sizeof(*wrs));
+		for (j = 0; j < n; j++) {
+			struct ib_mr *mr = rd->mrs[i + j];
+
+			wrs[j].wr.next = j + 1 < n ? &wrs[j + 1].wr : NULL;
+			if (invalidate) {
+				wrs[j].wr.opcode = IB_WR_LOCAL_INV;
+				wrs[j].wr.ex.invalidate_rkey = mr->rkey;
+				continue;
+			}
+			/* A fresh key each time: stale keys must not match. */
+			ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+			wrs[j].wr.opcode = IB_WR_REG_MR;
+			wrs[j].mr = mr;
+			wrs[j].key = mr->rkey;
+			wrs[j].access = ib_access;
+		}
+		ret = kvreg_post_chain(kdev, &wrs[0].wr, &wrs[n - 1].wr,
+				       wc_status);
+	}
+	mutex_unlock(&kdev->qp_mutex);
+	kfree(wrs);
+	return ret;
+}
+
+/* Caller holds teardown_rwsem for read, or for write (device removal). */
+static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
+{
+	struct kvreg_dev *kdev = rd->dev;
+
+	spin_lock(&kdev->mrs_lock);
+	list_del(&rd->dev_node);
+	spin_unlock(&kdev->mrs_lock);
+	WRITE_ONCE(rd->live, false);
+	atomic64_sub(rd->nr_mrs, &kdev->nr_mrs);
+	atomic64_sub(rd->nr_mrs, &kvreg_nr_mrs);
+	kvreg_free_mrs(rd);
+	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&rd->sgt);
+}
+
+int kvreg_reg_dev_setup(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+			struct kvreg_error *err)
+{
+	struct kvreg_dev *kdev = rd->dev;
+	enum ib_wc_status wc_status;
+	u32 page_shift;
+	int ret;
+
+	down_read(&kdev->teardown_rwsem);
+	if (kdev->dead) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	ret = kvreg_copy_sgt(&rd->sgt, &reg->pinned.sgt);
+	if (ret) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				kdev->index);
+		goto out_unlock;
+	}
+	ret = ib_dma_map_sgtable_attrs(kdev->ibdev, &rd->sgt,
+				       DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REFUSED, kdev->index);
+		err->driver_errno = ret;
+		goto err_free_sgt;
+	}
+
+	page_shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
+	ret = kvreg_map_mrs(reg, rd, page_shift, err);
+	/* Drivers that cannot map huge MR pages get base pages instead. */
+	if (ret && page_shift != PAGE_SHIFT &&
+	    err->reason == KVREG_REASON_DEVICE_REFUSED) {
+		memset(err, 0, sizeof(*err));
+		ret = kvreg_map_mrs(reg, rd, PAGE_SHIFT, err);
+	}
+	if (ret)
+		goto err_unmap;
+
+	ret = kvreg_post_mr_wrs(rd, reg->ib_access, false, &wc_status);
+	if (ret) {
+		kvreg_set_error(err, ret == -ENOMEM ?
+				KVREG_REASON_NO_KERNEL_MEMORY :
+				ret == -ENETDOWN ?
+				KVREG_REASON_DEVICE_NOT_ACTIVE :
+				KVREG_REASON_DEVICE_REFUSED, kdev->index);
+		err->driver_errno = ret;
+		err->page_shift = rd->page_shift;
+		goto err_mrs;
+	}
+
+	spin_lock(&kdev->mrs_lock);
+	list_add_tail(&rd->dev_node, &kdev->mrs);
+	spin_unlock(&kdev->mrs_lock);
+	atomic64_add(rd->nr_mrs, &kdev->nr_mrs);
+	atomic64_add(rd->nr_mrs, &kvreg_nr_mrs);
+	WRITE_ONCE(rd->live, true);
+	up_read(&kdev->teardown_rwsem);
+	return 0;
+
+err_mrs:
+	/* Deregistering also revokes whatever part of the chain completed. */
+	kvreg_free_mrs(rd);
+err_unmap:
+	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
+err_free_sgt:
+	sg_free_table(&rd->sgt);
+out_unlock:
+	up_read(&kdev->teardown_rwsem);
+	return ret;
+}
+
+void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd)
+{
+	struct kvreg_dev *kdev = rd->dev;
+	enum ib_wc_status wc_status = IB_WC_SUCCESS;
+
+	down_read(&kdev->teardown_rwsem);
+	if (rd->live) {
+		/*
+		 * Invalidate through the QP first so the keys die in order
+		 * with earlier work; ib_dereg_mr revokes them regardless, so
+		 * a failure here only costs that ordering.
+		 */
+		if (kvreg_post_mr_wrs(rd, 0, true, &wc_status))
+			dev_dbg(&kdev->ibdev->dev,
+				"kvreg: LOCAL_INV failed (status %d)\n",
+				wc_status);
+		kvreg_reg_dev_release(rd);
+	}
+	up_read(&kdev->teardown_rwsem);
+}
+
+void kvreg_reg_dev_revoke(struct kvreg_reg_dev *rd)
+{
+	lockdep_assert_held_write(&rd->dev->teardown_rwsem);
+	kvreg_reg_dev_release(rd);
+}
+
+/* The MR whose range holds @va; MRs are sorted by iova and contiguous. */
+struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va)
+{
+	u32 lo = 0, hi = rd->nr_mrs;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		struct ib_mr *mr = rd->mrs[mid];
+
+		if (va < mr->iova)
+			hi = mid;
+		else if (va - mr->iova >= mr->length)
+			lo = mid + 1;
+		else
+			return mr;
+	}
+	return NULL;
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Registrations of one open file: REGISTER, DEREGISTER, QUERY and the
+ * release of everything left when the file closes (process exit included).
+ * A registration is all or nothing: whatever step fails, every earlier
+ * step is undone in reverse order before the error returns.
+ */
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kvreg.h"
+
+void kvreg_file_init(struct kvreg_file *kf)
+{
+	mutex_init(&kf->lock);
+	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
+	kf->next_handle = 1;
+}
+
+static int kvreg_access_to_ib(u32 access)
+{
+	int ib_access = 0;
+
+	if (access & KVREG_ACCESS_LOCAL_WRITE)
+		ib_access |= IB_ACCESS_LOCAL_WRITE;
+	if (access & KVREG_ACCESS_REMOTE_WRITE)
+		ib_access |= IB_ACCESS_REMOTE_WRITE;
+	if (access & KVREG_ACCESS_REMOTE_READ)
+		ib_access |= IB_ACCESS_REMOTE_READ;
+	return ib_access;
+}
+
+static void kvreg_reg_put_devs(struct kvreg_reg *reg)
+{
+	u32 i = reg->nr_devs;
+
+	while (i--)
+		if (reg->devs[i].dev)
+			kvreg_dev_put(reg->devs[i].dev);
+	kfree(reg);
+}
+
+static void kvreg_reg_destroy(struct kvreg_reg *reg)
+{
+	u32 i = reg->nr_devs;
+
+	while (i--)
+		kvreg_reg_dev_teardown(&reg->devs[i]);
+	kvreg_unpin(reg);
+	atomic64_dec(&kvreg_nr_regs);
+	kvreg_reg_put_devs(reg);
+}
+
+/*
+ * The scatter entries are shared by every device: bound them by the
+ * smallest DMA segment, on a 2 MiB boundary when that still leaves one, so
+ * a split never costs huge MR pages.
+ */
+static unsigned int kvreg_max_segment(struct kvreg_reg *reg)
+{
+	unsigned int max_seg = UINT_MAX;
+	u32 i;
+
+	for (i = 0; i < reg->nr_devs; i++)
+		max_seg = min(max_seg, reg->devs[i].dev->max_seg_size);
+	if (max_seg >= BIT(KVREG_HUGE_SHIFT))
+		return ALIGN_DOWN(max_seg, BIT(KVREG_HUGE_SHIFT));
+	return max_t(unsigned int, ALIGN_DOWN(max_seg, PAGE_SIZE), PAGE_SIZE);
+}
+
+static int kvreg_check_register(struct kvreg_register *arg, u64 present)
+{
+	struct kvreg_error *err = &arg->error;
+	u64 missing;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved || arg->nkeys || arg->handle || arg->out_flags)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	if (arg->access & ~KVREG_ACCESS_ALL)
+		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
+	/* Verbs forbid remote write into memory the HCA may not write. */
+	if ((arg->access & KVREG_ACCESS_REMOTE_WRITE) &&
+	    !(arg->access & KVREG_ACCESS_LOCAL_WRITE))
+		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
+	if (arg->keys_capacity && arg->key_size < sizeof(struct kvreg_key))
+		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
+	if (!arg->length)
+		return 0;
+	if (arg->addr + arg->length < arg->addr ||
+	    arg->addr + arg->length > TASK_SIZE) {
+		err->address = arg->addr;
+		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);
+	}
+	missing = arg->device_mask & ~present;
+	if (missing || !present) {
+		kvreg_set_error(err, KVREG_REASON_NO_DEVICE,
+				missing ? __ffs64(missing) :
+				KVREG_NO_DEVICE_INDEX);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
+		    u32 key_size)
+{
+	char __user *dst = u64_to_user_ptr(uptr);
+	u32 i, m, n = 0;
+
+	for (i = 0; i < reg->nr_devs; i++) {
+		struct kvreg_reg_dev *rd = &reg->devs[i];
+
+		if (!READ_ONCE(rd->live))
+			continue;
+		for (m = 0; m < rd->nr_mrs; m++, n++) {
+			struct ib_mr *mr = rd->mrs[m];
+			struct kvreg_key key = {
+				.device_index = rd->dev->index,
+				.page_shift = rd->page_shift,
+				.lkey = mr->lkey,
+				.rkey = mr->rkey,
+				.iova = mr->iova,
+				.length = mr->length,
+			};
+
+			if (n >= capacity)
+				continue;
+			if (copy_to_user(dst + (size_t)n * key_size, &key,
+					 sizeof(key)))
+				return -EFAULT;
+			if (key_size > sizeof(key) &&
+			    clear_user(dst + (size_t)n * key_size + sizeof(key),
+				       key_size - sizeof(key)))
+				return -EFAULT;
+		}
+	}
+	return n;
+}
+
+int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
+{
+	struct kvreg_error *err = &arg->error;
+	u64 present = kvreg_devices_present();
+	struct kvreg_reg *reg;
+	u64 mask, inject;
+	u32 i, bit, id;
+	int ret, nkeys;
+
+	ret = kvreg_check_register(arg, present);
+	if (ret)
+		return ret;
+	/* Zero bytes need no pages and no keys: succeed, create nothing. */
+	if (!arg->length) {
+		arg->handle = KVREG_HANDLE_NONE;
+		return 0;
+	}
+
+	mask = arg->device_mask ? arg->device_mask : present;
+	reg = kzalloc(struct_size(reg, devs, hweight64(mask)), GFP_KERNEL);
+	if (!reg) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return -ENOMEM;
+	}
+	reg->addr = arg->addr;
+	reg->length = arg->length;
+	reg->access = arg->access;
+	reg->ib_access = kvreg_access_to_ib(arg->access);
+	reg->writable = arg->access & (KVREG_ACCESS_LOCAL_WRITE |
+				       KVREG_ACCESS_REMOTE_WRITE);
+	for_each_set_bit(bit, (unsigned long *)&mask, KVREG_MAX_DEVICES) {
+		struct kvreg_reg_dev *rd = &reg->devs[reg->nr_devs];
+
+		INIT_LIST_HEAD(&rd->dev_node);
+		rd->dev = kvreg_dev_get(bit);
+		if (!rd->dev) {
+			kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, bit);
+			ret = -ENODEV;
+			goto err_put;
+		}
+		reg->nr_devs++;
+	}
+
+	ret = kvreg_pin(reg, kvreg_max_segment(reg), err);
+	if (ret)
+		goto err_put;
+
+	inject = READ_ONCE(kvreg_inject_fail_mask);
+	for (i = 0; i < reg->nr_devs; i++) {
+		ret = kvreg_reg_dev_setup(reg, &reg->devs[i], err);
+		if (!ret && (inject & BIT_ULL(reg->devs[i].dev->index))) {
+			/* Fail after the device is fully set up: worst case. */
+			kvreg_reg_dev_teardown(&reg->devs[i]);
+			kvreg_set_error(err, KVREG_REASON_FAULT_INJECTED,
+					reg->devs[i].dev->index);
+			ret = -EIO;
+		}
+		if (ret)
+			goto err_devs;
+	}
+
+	mutex_lock(&kf->lock);
+	ret = xa_alloc_cyclic(&kf->regs, &id, reg, xa_limit_31b,
+			      &kf->next_handle, GFP_KERNEL);
+	if (ret < 0) {
+		mutex_unlock(&kf->lock);
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		goto err_devs;
+	}
+	reg->handle = id;
+	/* Under the lock: nobody may deregister it before the keys are out. */
+	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
+				arg->key_size);
+	if (nkeys < 0) {
+		xa_erase(&kf->regs, id);
+		mutex_unlock(&kf->lock);
+		kvreg_bad_arg(err, KVREG_ARG_KEYS);
+		ret = -EFAULT;
+		goto err_devs;
+	}
+	atomic64_inc(&kvreg_nr_regs);
+	mutex_unlock(&kf->lock);
+
+	arg->handle = id;
+	arg->nkeys = nkeys;
+	for (i = 0; i < reg->nr_devs; i++)
+		if (reg->devs[i].nr_mrs > 1)
+			arg->out_flags |= KVREG_REG_OUT_SPLIT;
+	return 0;
+
+err_devs:
+	while (i--)
+		kvreg_reg_dev_teardown(&reg->devs[i]);
+	kvreg_unpin(reg);
+err_put:
+	kvreg_reg_put_devs(reg);
+	return ret;
+}
+
+int kvreg_deregister(struct kvreg_file *kf, u64 handle,
+		     struct kvreg_error *err)
+{
+	struct kvreg_reg *reg = NULL;
+
+	if (handle == KVREG_HANDLE_NONE)
+		return 0;
+	if (handle <= U32_MAX) {
+		mutex_lock(&kf->lock);
+		reg = xa_erase(&kf->regs, handle);
+		mutex_unlock(&kf->lock);
+	}
+	if (!reg) {
+		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_HANDLE;
+		return -ENOENT;
+	}
+	kvreg_reg_destroy(reg);
+	return 0;
+}
+
+/* Caller holds kf->lock. */
+struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle)
+{
+	lockdep_assert_held(&kf->lock);
+	if (handle == KVREG_HANDLE_NONE || handle > U32_MAX)
+		return NULL;
+	return xa_load(&kf->regs, handle);
+}
+
+int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg)
+{
+	struct kvreg_error *err = &arg->error;
+	struct kvreg_reg *reg;
+	int nkeys, ret = 0;
+	u32 i;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->keys_capacity && arg->key_size < sizeof(struct kvreg_key))
+		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
+
+	mutex_lock(&kf->lock);
+	reg = kvreg_reg_lookup(kf, arg->handle);
+	if (!reg) {
+		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_HANDLE;
+		ret = -ENOENT;
+		goto out;
+	}
+	arg->addr = reg->addr;
+	arg->length = reg->length;
+	arg->access = reg->access;
+	arg->pinned_addr = reg->addr & PAGE_MASK;
+	arg->pinned_pages = reg->nr_pages;
+	arg->device_mask = 0;
+	for (i = 0; i < reg->nr_devs; i++)
+		if (READ_ONCE(reg->devs[i].live))
+			arg->device_mask |= BIT_ULL(reg->devs[i].dev->index);
+	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
+				arg->key_size);
+	if (nkeys < 0) {
+		kvreg_bad_arg(err, KVREG_ARG_KEYS);
+		ret = -EFAULT;
+		goto out;
+	}
+	arg->nkeys = nkeys;
+out:
+	mutex_unlock(&kf->lock);
+	return ret;
+}
+
+void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st)
+{
+	struct kvreg_reg *reg;
+	unsigned long id;
+	u32 i;
+
+	mutex_lock(&kf->lock);
+	xa_for_each(&kf->regs, id, reg) {
+		st->file_registrations++;
+		st->file_pinned_pages += reg->nr_pages;
+		for (i = 0; i < reg->nr_devs; i++)
+			if (READ_ONCE(reg->devs[i].live))
+				st->file_mrs += reg->devs[i].nr_mrs;
+	}
+	mutex_unlock(&kf->lock);
+}
+
+/* The last reference to the file is gone: no ioctl can be running. */
+void kvreg_file_release(struct kvreg_file *kf)
+{
+	struct kvreg_reg *reg;
+	unsigned long id;
+
+	xa_for_each(&kf->regs, id, reg) {
+		xa_erase(&kf->regs, id);
+		kvreg_reg_destroy(reg);
+	}
+	xa_destroy(&kf->regs);
+	mutex_destroy(&kf->lock);
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * TRANSFER: RDMA WRITE or READ between two registrations of the caller,
+ * through a device's kernel QP, waiting for completion. Keys of a kernel
+ * PD work only on kernel QPs: this is how the keys kvreg hands out are
+ * proven, and where the data path grows.
+ */
+#include <linux/capability.h>
+#include <linux/slab.h>
+
+#include "kvreg.h"
+
+/* One RDMA work request never moves more than this. */
+#define KVREG_MAX_SEGMENT	SZ_1G
+
+struct kvreg_rdma_batch {
+	struct ib_rdma_wr wr[KVREG_WR_BATCH];
+	struct ib_sge sge[KVREG_WR_BATCH];
+};
+
+/* The side of a transfer on one registration, resolved and checked. */
+struct kvreg_side {
+	struct kvreg_reg *reg;
+	struct kvreg_reg_dev *rd;
+	u64 va;
+};
+
+static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
+			      u64 length, u32 device_index, u32 need_access,
+			      struct kvreg_side *side, struct kvreg_error *err)
+{
+	struct kvreg_reg *reg = kvreg_reg_lookup(kf, handle);
+	bool removed = false;
+	u32 i;
+
+	if (!reg) {
+		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_HANDLE;
+		return -ENOENT;
+	}
+	if (offset > reg->length || length > reg->length - offset) {
+		kvreg_set_error(err, KVREG_REASON_OUT_OF_RANGE,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_OFFSET;
+		err->limit = reg->length;
+		err->request = offset + length;
+		return -ERANGE;
+	}
+	if ((reg->access & need_access) != need_access) {
+		kvreg_set_error(err, KVREG_REASON_ACCESS_DENIED,
+				KVREG_NO_DEVICE_INDEX);
+		err->request = need_access;
+		err->usage = reg->access;
+		return -EACCES;
+	}
+	for (i = 0; i < reg->nr_devs; i++) {
+		struct kvreg_reg_dev *rd = &reg->devs[i];
+
+		if (rd->dev->index != device_index)
+			continue;
+		if (READ_ONCE(rd->live)) {
+			side->reg = reg;
+			side->rd = rd;
+			side->va = reg->addr + offset;
+			return 0;
+		}
+		removed = true;
+	}
+	kvreg_set_error(err, removed ? KVREG_REASON_DEVICE_REMOVED :
+			KVREG_REASON_NO_DEVICE, device_index);
+	return -ENODEV;
+}
+
+static int kvreg_check_transfer(struct kvreg_transfer *arg)
+{
+	struct kvreg_error *err = &arg->error;
+
+	if (arg->flags & ~KVREG_TRANSFER_F_RAW_REMOTE)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	if (arg->opcode != KVREG_OP_WRITE && arg->opcode != KVREG_OP_READ)
+		return kvreg_bad_arg(err, KVREG_ARG_OPCODE);
+	if (!arg->length)
+		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);
+	if (arg->device_index >= KVREG_MAX_DEVICES)
+		return kvreg_bad_arg(err, KVREG_ARG_DEVICE);
+	if (arg->flags & KVREG_TRANSFER_F_RAW_REMOTE) {
+		if (arg->remote_handle || arg->remote_offset)
+			return kvreg_bad_arg(err, KVREG_ARG_HANDLE);
+		if (!capable(CAP_SYS_ADMIN)) {
+			kvreg_set_error(err, KVREG_REASON_NOT_PERMITTED,
+					KVREG_NO_DEVICE_INDEX);
+			return -EPERM;
+		}
+	} else if (arg->remote_addr || arg->remote_rkey) {
+		return kvreg_bad_arg(err, KVREG_ARG_ADDRESS);
+	}
+	return 0;
+}
+
+/* Caller holds teardown_rwsem for read; both sides are live. */
+static int kvreg_post_transfer(struct kvreg_transfer *arg,
+			       struct kvreg_side *local,
+			       struct kvreg_side *remote,
+			       struct kvreg_rdma_batch *b)
+{
+	struct kvreg_dev *kdev = local->rd->dev;
+	u64 lva = local->va, left = arg->length;
+	u64 rva = remote ? remote->va : arg->remote_addr;
+	enum ib_wc_status wc_status;
+	int ret = 0;
+	u32 n;
+
+	mutex_lock(&kdev->qp_mutex);
+	while (left && !ret) {
+		for (n = 0; n < KVREG_WR_BATCH && left; n++) {
+			struct ib_mr *lmr = kvreg_reg_dev_find_mr(local->rd, lva);
+			u64 seg = min_t(u64, left, KVREG_MAX_SEGMENT);
+			u32 rkey = arg->remote_rkey;
+
+			seg = min(seg, lmr->iova + lmr->length - lva);
+			if (remote) {
+				struct ib_mr *rmr =
+					kvreg_reg_dev_find_mr(remote->rd, rva);
+
+				seg = min(seg, rmr->iova + rmr->length - rva);
+				rkey = rmr->rkey;
+			}
+			b->sge[n] = (struct ib_sge) {
+				.addr = lva, .length = seg, .lkey = lmr->lkey,
+			};
+			b->wr[n] = (struct ib_rdma_wr) {
+				.wr.opcode = arg->opcode == KVREG_OP_WRITE ?
+					     IB_WR_RDMA_WRITE : IB_WR_RDMA_READ,
+				.wr.sg_list = &b->sge[n],
+				.wr.num_sge = 1,
+				.remote_addr = rva,
+				.rkey = rkey,
+			};
+			if (n)
+				b->wr[n - 1].wr.next = &b->wr[n].wr;
+			lva += seg;
+			rva += seg;
+			left -= seg;
+		}
+		ret = kvreg_post_chain(kdev, &b->wr[0].wr, &b->wr[n - 1].wr,
+				       &wc_status);
+	}
+	mutex_unlock(&kdev->qp_mutex);
+
+	if (ret) {
+		kvreg_set_error(&arg->error, ret == -EIO ?
+				KVREG_REASON_TRANSFER_FAILED :
+				KVREG_REASON_DEVICE_NOT_ACTIVE, kdev->index);
+		arg->error.driver_errno = ret;
+		arg->error.wc_status = wc_status;
+	}
+	return ret;
+}
+
+int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
+{
+	bool write = arg->opcode == KVREG_OP_WRITE;
+	struct kvreg_error *err = &arg->error;
+	struct kvreg_side local, remote;
+	struct kvreg_rdma_batch *batch;
+	struct kvreg_dev *kdev;
+	int ret;
+
+	ret = kvreg_check_transfer(arg);
+	if (ret)
+		return ret;
+	batch = kmalloc(sizeof(*batch), GFP_KERNEL);
+	if (!batch) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return -ENOMEM;
+	}
+
+	/* Held throughout: neither registration may go away under the QP. */
+	mutex_lock(&kf->lock);
+	ret = kvreg_resolve_side(kf, arg->local_handle, arg->local_offset,
+				 arg->length, arg->device_index,
+				 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
+				 &local, err);
+	if (ret)
+		goto out_unlock;
+	if (!(arg->flags & KVREG_TRANSFER_F_RAW_REMOTE)) {
+		ret = kvreg_resolve_side(kf, arg->remote_handle,
+					 arg->remote_offset, arg->length,
+					 arg->device_index,
+					 write ? KVREG_ACCESS_REMOTE_WRITE :
+					 KVREG_ACCESS_REMOTE_READ,
+					 &remote, err);
+		if (ret)
+			goto out_unlock;
+	}
+
+	kdev = local.rd->dev;
+	down_read(&kdev->teardown_rwsem);
+	/* The device may have been removed since the lookup. */
+	if (kdev->dead || !READ_ONCE(local.rd->live) ||
+	    (!(arg->flags & KVREG_TRANSFER_F_RAW_REMOTE) &&
+	     !READ_ONCE(remote.rd->live))) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
+		ret = -ENODEV;
+	} else {
+		ret = kvreg_post_transfer(arg, &local,
+					  arg->flags & KVREG_TRANSFER_F_RAW_REMOTE ?
+					  NULL : &remote, batch);
+	}
+	up_read(&kdev->teardown_rwsem);
+out_unlock:
+	mutex_unlock(&kf->lock);
+	kfree(batch);
+	return ret;
+}

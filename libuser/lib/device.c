@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+int kvreg_devices(struct kvreg *kv, struct kvreg_device_info *devices,
+		  unsigned int capacity, unsigned int *count,
+		  struct kvreg_error *err)
+{
+	struct kvreg_devices arg = {
+		.size = sizeof(arg),
+		.capacity = devices ? capacity : 0,
+		.entry_size = sizeof(*devices),
+		.entries = (uintptr_t)devices,
+	};
+	int ret;
+
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	ret = kvreg__ioctl(kv, KVREG_IOC_DEVICES, &arg);
+	if (ret)
+		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT, ret);
+	if (count)
+		*count = arg.count;
+	if (err)
+		kvreg__error_init(err);
+	return 0;
+}
+
+int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
+		struct kvreg_error *err)
+{
+	int ret;
+
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!stats)
+		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
+					-EINVAL);
+	memset(stats, 0, sizeof(*stats));
+	stats->size = sizeof(*stats);
+	ret = kvreg__ioctl(kv, KVREG_IOC_STATS, stats);
+	if (ret)
+		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT, ret);
+	if (err)
+		kvreg__error_init(err);
+	return 0;
+}

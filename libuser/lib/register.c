@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Enough keys for one MR per device on a small host; QUERY gets the rest. */
+#define KVREG_KEYS_FIRST_TRY	16
+
+static struct kvreg_mr *kvreg_mr_alloc(unsigned int nkeys)
+{
+	return calloc(1, sizeof(struct kvreg_mr) +
+		      (size_t)nkeys * sizeof(struct kvreg_key));
+}
+
+int kvreg_register(struct kvreg *kv, const void *addr, uint64_t length,
+		   uint32_t access, uint64_t device_mask,
+		   struct kvreg_mr **mrp, struct kvreg_error *err)
+{
+	struct kvreg_register arg = {
+		.size = sizeof(arg),
+		.addr = (uintptr_t)addr,
+		.length = length,
+		.access = access,
+		.key_size = sizeof(struct kvreg_key),
+		.device_mask = device_mask,
+		.keys_capacity = KVREG_KEYS_FIRST_TRY,
+	};
+	struct kvreg_mr *mr, *bigger;
+	int ret;
+
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!mrp)
+		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
+					-EINVAL);
+	*mrp = NULL;
+	mr = kvreg_mr_alloc(KVREG_KEYS_FIRST_TRY);
+	if (!mr)
+		return kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
+	arg.keys = (uintptr_t)mr->keys;
+	ret = kvreg__ioctl(kv, KVREG_IOC_REGISTER, &arg);
+	kvreg__error_out(err, &arg.error);
+	if (ret) {
+		free(mr);
+		return ret;
+	}
+	mr->handle = arg.handle;
+	mr->addr = arg.addr;
+	mr->length = arg.length;
+	mr->out_flags = arg.out_flags;
+	mr->nkeys = arg.nkeys;
+	if (arg.nkeys <= KVREG_KEYS_FIRST_TRY) {
+		*mrp = mr;
+		return 0;
+	}
+
+	/* Split into many MRs: fetch every key. */
+	bigger = realloc(mr, sizeof(*mr) +
+			 (size_t)arg.nkeys * sizeof(struct kvreg_key));
+	if (!bigger) {
+		ret = kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
+		goto err_dereg;
+	}
+	mr = bigger;
+	ret = kvreg_query(kv, mr->handle, NULL, mr->keys, arg.nkeys, err);
+	if (ret)
+		goto err_dereg;
+	*mrp = mr;
+	return 0;
+
+err_dereg:
+	{
+		struct kvreg_deregister d = {
+			.size = sizeof(d), .handle = mr->handle,
+		};
+
+		kvreg__ioctl(kv, KVREG_IOC_DEREGISTER, &d);
+	}
+	free(mr);
+	return ret;
+}
+
+int kvreg_deregister(struct kvreg *kv, struct kvreg_mr *mr,
+		     struct kvreg_error *err)
+{
+	struct kvreg_deregister arg = { .size = sizeof(arg) };
+	int ret;
+
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!mr)
+		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
+					-EINVAL);
+	arg.handle = mr->handle;
+	ret = kvreg__ioctl(kv, KVREG_IOC_DEREGISTER, &arg);
+	kvreg__error_out(err, &arg.error);
+	if (!ret)
+		free(mr);
+	return ret;
+}
+
+int kvreg_query(struct kvreg *kv, uint64_t handle, struct kvreg_query *info,
+		struct kvreg_key *keys, unsigned int capacity,
+		struct kvreg_error *err)
+{
+	struct kvreg_query arg = {
+		.size = sizeof(arg),
+		.handle = handle,
+		.keys = (uintptr_t)keys,
+		.keys_capacity = keys ? capacity : 0,
+		.key_size = sizeof(struct kvreg_key),
+	};
+	int ret;
+
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	ret = kvreg__ioctl(kv, KVREG_IOC_QUERY, &arg);
+	kvreg__error_out(err, &arg.error);
+	if (!ret && info)
+		*info = arg;
+	return ret;
+}
+
+uint64_t kvreg_mr_handle(const struct kvreg_mr *mr)
+{
+	return mr ? mr->handle : KVREG_HANDLE_NONE;
+}
+
+uint32_t kvreg_mr_flags(const struct kvreg_mr *mr)
+{
+	return mr ? mr->out_flags : 0;
+}
+
+const struct kvreg_key *kvreg_mr_keys(const struct kvreg_mr *mr,
+				      unsigned int *nkeys)
+{
+	if (nkeys)
+		*nkeys = mr ? mr->nkeys : 0;
+	return mr ? mr->keys : NULL;
+}
+
+const struct kvreg_key *kvreg_mr_key_at(const struct kvreg_mr *mr,
+					uint32_t device_index,
+					uint64_t offset)
+{
+	uint64_t va;
+	unsigned int i;
+
+	if (!mr || offset >= mr->length)
+		return NULL;
+	va = mr->addr + offset;
+	for (i = 0; i < mr->nkeys; i++) {
+		const struct kvreg_key *k = &mr->keys[i];
+
+		if (k->device_index == device_index && va >= k->iova &&
+		    va - k->iova < k->length)
+			return k;
+	}
+	return NULL;
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int kvreg__check_abi(uint32_t module_abi, struct kvreg_error *err)
+{
+	if (module_abi == KVREG_ABI_VERSION)
+		return 0;
+	kvreg__lib_error(err, KVREG_REASON_ABI_MISMATCH, -EPROTO);
+	if (err) {
+		err->usage = module_abi;
+		err->request = KVREG_ABI_VERSION;
+	}
+	return -EPROTO;
+}
+
+int kvreg_open_path(struct kvreg **kvp, const char *path,
+		    struct kvreg_error *err)
+{
+	struct kvreg_abi_version abi = { .size = sizeof(abi) };
+	struct kvreg *kv;
+	int ret;
+
+	if (!kvp || !path)
+		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
+					-EINVAL);
+	*kvp = NULL;
+	kv = calloc(1, sizeof(*kv));
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
+	kv->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (kv->fd < 0) {
+		ret = -errno;
+		free(kv);
+		return kvreg__lib_error(err, ret == -ENOENT || ret == -ENXIO ||
+					ret == -ENODEV ?
+					KVREG_REASON_MODULE_NOT_LOADED :
+					KVREG_REASON_DEVICE_ACCESS, ret);
+	}
+	/* Refuse to go on with a module that speaks another ABI. */
+	ret = kvreg__ioctl(kv, KVREG_IOC_ABI_VERSION, &abi);
+	if (ret == -ENOTTY)
+		ret = kvreg__check_abi(0, err);
+	else if (!ret)
+		ret = kvreg__check_abi(abi.abi_version, err);
+	else
+		kvreg__lib_error(err, KVREG_REASON_DEVICE_ACCESS, ret);
+	if (ret) {
+		close(kv->fd);
+		free(kv);
+		return ret;
+	}
+	kv->abi_version = abi.abi_version;
+	*kvp = kv;
+	return 0;
+}
+
+int kvreg_open(struct kvreg **kvp, struct kvreg_error *err)
+{
+	const char *path = getenv("KVREG_DEVICE");
+
+	return kvreg_open_path(kvp, path && *path ? path : KVREG_DEVICE_PATH,
+			       err);
+}
+
+void kvreg_close(struct kvreg *kv)
+{
+	if (!kv)
+		return;
+	close(kv->fd);
+	free(kv);
+}
+
+int kvreg_fd(const struct kvreg *kv)
+{
+	return kv ? kv->fd : -1;
+}
+
+uint32_t kvreg_module_abi_version(const struct kvreg *kv)
+{
+	return kv ? kv->abi_version : 0;
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Boot Debian's kernel in QEMU with the host's root read-only over 9p and
+# run one script in it.
+#   boot.sh OUTDIR SCRIPT [ARGS...]
+# OUTDIR (host) is writable in the guest at /kvreg-out and receives rc and
+# dmesg.log. Exits with the script's status; 124 when the guest hung.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+shift
+read -r KVER VMLINUZ INITRD MODDIR < <("$HERE/kernel.sh" prepare)
+
+{
+	printf 'cd %q\n' "$(pwd)"
+	printf '%q ' "$@"
+	printf '\n'
+} > "$OUT/cmd.sh"
+rm -f "$OUT/rc" "$OUT/dmesg.log"
+
+MEM=${KVREG_GUEST_MEM:-2048}
+TIMEOUT=${KVREG_GUEST_TIMEOUT:-1200}
+status=0
+timeout --foreground "$TIMEOUT" qemu-system-x86_64 \
+	-machine q35,accel=tcg -cpu max -smp 2 -m "$MEM" \
+	-kernel "$VMLINUZ" -initrd "$INITRD" \
+	-append "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$OUT",mount_tag=kvregout,security_model=none,multidevs=remap \
+	-nic none -display none -serial stdio -monitor none -no-reboot \
+	< /dev/null || status=$?
+if [ ! -s "$OUT/rc" ]; then
+	echo "boot.sh: the guest did not finish (qemu status $status)" >&2
+	exit 124
+fi
+exit "$(cat "$OUT/rc")"

@@ -1,0 +1,24 @@
+#!/bin/bash
+# Install what building and testing kvreg needs, only if something is
+# missing (a fresh machine has nothing; a warm one pays nothing).
+set -euo pipefail
+
+PKGS=(make gcc libc6-dev linux-headers-amd64 qemu-system-x86 busybox-static
+      cpio kmod iproute2 rdma-core ibverbs-utils ibverbs-providers
+      libibverbs-dev perftest dkms pkg-config binutils)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing ${missing[*]}; run 'make deps' as root" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

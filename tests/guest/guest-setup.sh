@@ -1,0 +1,23 @@
+#!/bin/sh
+# PID 1 in the guest after switch_root. Prepares the guest, runs the
+# command the host asked for, saves its status to the host, powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mkdir -p /lib/modules/"$KVREG_KVER"
+mount --bind "$KVREG_MODDIR" /lib/modules/"$KVREG_KVER"
+ip link set lo up
+hostname kvreg-guest
+
+cd /kvreg-out
+/bin/sh /kvreg-out/cmd.sh
+echo $? > /kvreg-out/rc
+dmesg > /kvreg-out/dmesg.log 2>&1
+sync
+# With -no-reboot, QEMU exits on reboot; PID 1 must not exit first.
+reboot -f
+sleep 60

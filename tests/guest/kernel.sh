@@ -1,0 +1,64 @@
+#!/bin/bash
+# Debian's kernel for the guest, extracted into the cache (never /boot).
+#   kernel.sh kver      the ABI name of the distribution's kernel
+#   kernel.sh prepare   extract it and build the initramfs; prints
+#                       "KVER VMLINUZ INITRD MODDIR"
+set -euo pipefail
+
+CACHE=${KVREG_CACHE:-/var/cache/kvreg}
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+kver() {
+	# The headers metapackage names the kernel ABI it tracks.
+	local dep
+	dep=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
+	      grep -o 'linux-headers-[0-9][^ ,]*-amd64' | head -n1)
+	[ -n "$dep" ] || { echo "kernel.sh: linux-headers-amd64 not installed" >&2; exit 1; }
+	echo "${dep#linux-headers-}"
+}
+
+prepare() {
+	local kv dir deb init_hash initrd stage m
+	kv=$(kver)
+	dir=$CACHE/kernel/$kv
+	if [ ! -e "$dir/.extracted" ]; then
+		mkdir -p "$CACHE/debs" "$dir"
+		# apt's sandbox user cannot write the cache: download as root.
+		(cd "$CACHE/debs" && apt-get download -o APT::Sandbox::User=root \
+			"linux-image-$kv" >/dev/null)
+		deb=$(ls -t "$CACHE/debs/linux-image-${kv}_"*.deb | head -n1)
+		rm -rf "$dir/root"
+		dpkg-deb -x "$deb" "$dir/root"
+		depmod -b "$dir/root" "$kv"
+		touch "$dir/.extracted"
+	fi
+	# Keyed by the init script and this one (which picks the modules).
+	init_hash=$(cat "$HERE/initramfs-init" "$0" | sha256sum | cut -c1-16)
+	initrd=$dir/initrd-$init_hash.cpio.gz
+	if [ ! -e "$initrd" ]; then
+		stage=$(mktemp -d "$CACHE/stage.XXXXXX")
+		mkdir -p "$stage"/{bin,dev,proc,sys,mods,lower,upper,newroot}
+		cp /bin/busybox "$stage/bin/busybox"
+		cp "$HERE/initramfs-init" "$stage/init"
+		chmod 0755 "$stage/init"
+		# Dependencies first, in the order modprobe would load them.
+		for m in virtio_pci 9pnet_virtio 9p overlay; do
+			modprobe -d "$dir/root" -S "$kv" --show-depends "$m"
+		done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+			while read -r m; do
+				cp "$m" "$stage/mods/"
+				basename "$m" >> "$stage/mods/order"
+			done
+		(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) \
+			> "$initrd.tmp"
+		mv "$initrd.tmp" "$initrd"
+		rm -rf "$stage"
+	fi
+	echo "$kv $dir/root/boot/vmlinuz-$kv $initrd $dir/root/lib/modules/$kv"
+}
+
+case "${1:-}" in
+kver) kver ;;
+prepare) prepare ;;
+*) echo "usage: kernel.sh kver|prepare" >&2; exit 2 ;;
+esac
