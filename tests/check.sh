@@ -1,0 +1,85 @@
+#!/bin/bash
+# make check: build everything, run the host tests, the DKMS build and the
+# guest suite on Debian's kernel; end with "N passed, N failed, N skipped".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+OUT=$BUILD/check
+rm -rf "$OUT"
+mkdir -p "$OUT"
+RESULTS=$OUT/results
+: > "$RESULTS"
+
+record() {
+	echo "$1 $2" >> "$RESULTS"
+	echo "$1 $2"
+}
+
+# run NAME CMD...: a host test; exit 0 pass, 77 skip, else fail.
+run() {
+	local name=$1 rc=0
+	shift
+	echo "=== $name"
+	timeout 600 "$@" > "$OUT/test.log" 2>&1 || rc=$?
+	sed 's/^/    /' "$OUT/test.log"
+	case $rc in
+	0) record PASS "$name" ;;
+	77) record SKIP "$name" ;;
+	*) echo "    (exit status $rc)"; record FAIL "$name" ;;
+	esac
+}
+
+summary() {
+	local p f s
+	p=$(grep -c '^PASS ' "$RESULTS")
+	f=$(grep -c '^FAIL ' "$RESULTS")
+	s=$(grep -c '^SKIP ' "$RESULTS")
+	if [ "$f" -gt 0 ]; then
+		echo "failed:"
+		grep '^FAIL ' "$RESULTS" | sed 's/^FAIL /  /'
+	fi
+	echo "$p passed, $f failed, $s skipped"
+	[ "$f" -eq 0 ]
+}
+
+KVER=$(tests/guest/kernel.sh kver)
+echo "=== build (library, kvregctl, tests, module for $KVER)"
+if make -s all tests BUILD="$BUILD" KVER="$KVER" > "$OUT/build.log" 2>&1; then
+	record PASS build/all
+else
+	cat "$OUT/build.log"
+	record FAIL build/all
+	summary
+	exit 1
+fi
+# The module must build without a single warning at W=1.
+if grep -E 'warning:' "$OUT/build.log"; then
+	record FAIL build/module-w1-clean
+else
+	record PASS build/module-w1-clean
+fi
+
+for t in "$BUILD"/tests/unit/*; do
+	run "unit/$(basename "$t")" "$t"
+done
+for t in "$BUILD"/tests/unit-san/*; do
+	run "unit-san/$(basename "$t")" "$t"
+done
+for t in tests/unit/*.sh; do
+	run "unit/$(basename "$t" .sh)" bash "$t" "$BUILD"
+done
+run dkms/build bash tests/dkms/dkms-build.sh "$KVER"
+
+echo "=== guest: Debian $KVER with Soft-RoCE"
+GUEST_RESULTS=$OUT/guest-results
+rc=0
+tests/guest/boot.sh "$OUT/guest" sh "$PWD/tests/guest/run-tests.sh" \
+	"$PWD/$BUILD" "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
+	/kvreg-out/results || rc=$?
+if [ -s "$OUT/guest/results" ]; then
+	cat "$OUT/guest/results" >> "$RESULTS"
+else
+	record FAIL guest/boot
+fi
+[ $rc -eq 0 ] || [ -s "$OUT/guest/results" ] || echo "guest exit status $rc"
+summary

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
+/*
+ * Helpers for kvreg test programs. Each test is one program: exit 0 pass,
+ * 1 fail, 77 skip (the automake convention liburing uses too).
+ */
+#ifndef KVTEST_H
+#define KVTEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kvreg.h"
+
+#define T_PASS	0
+#define T_FAIL	1
+#define T_SKIP	77
+
+#define SZ_4K	4096UL
+#define SZ_2M	(2UL << 20)
+
+static inline void kvt_die(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(T_FAIL);
+}
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond))						\
+			kvt_die(__FILE__, __LINE__, "check failed: " #cond \
+				": " __VA_ARGS__);			\
+	} while (0)
+
+/* A libkvreg call that must succeed; prints the formatted error if not. */
+#define CHECK_OK(call, errp)						\
+	do {								\
+		int kvt_ret_ = (call);					\
+		if (kvt_ret_) {						\
+			char kvt_msg_[512];				\
+			kvreg_format_error(errp, kvt_ret_, kvt_msg_,	\
+					   sizeof(kvt_msg_));		\
+			kvt_die(__FILE__, __LINE__, "%s failed: %d: %s", \
+				#call, kvt_ret_, kvt_msg_);		\
+		}							\
+	} while (0)
+
+static inline void kvt_skip(const char *why)
+{
+	printf("SKIP: %s\n", why);
+	exit(T_SKIP);
+}
+
+static inline struct kvreg *kvt_open(void)
+{
+	struct kvreg_error err;
+	struct kvreg *kv;
+
+	CHECK_OK(kvreg_open(&kv, &err), &err);
+	return kv;
+}
+
+/* A byte that depends on the seed and the offset, never constant. */
+static inline uint8_t kvt_byte(uint32_t seed, uint64_t off)
+{
+	uint64_t x = (off + 1) * 0x9E3779B97F4A7C15ULL ^ seed;
+
+	x ^= x >> 29;
+	return (uint8_t)(x ^ (x >> 7) ^ seed);
+}
+
+static inline void kvt_fill(void *buf, uint64_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = kvt_byte(seed, i);
+}
+
+/* First offset in [off, off+len) where buf differs from the pattern. */
+static inline int64_t kvt_mismatch(const void *buf, uint64_t off, uint64_t len,
+				   uint32_t seed, uint64_t seed_off)
+{
+	const uint8_t *p = buf;
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[off + i] != kvt_byte(seed, seed_off + i))
+			return (int64_t)(off + i);
+	return -1;
+}
+
+static inline void *kvt_map_anon(uint64_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(p != MAP_FAILED, "mmap %llu: %s", (unsigned long long)len,
+	      strerror(errno));
+	/* Base pages only: the 4 KiB tests must not get THP by chance. */
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(p, 0, len);
+	return p;
+}
+
+/* hugetlb 2 MiB pages, or NULL when the guest has none free. */
+static inline void *kvt_map_hugetlb(uint64_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+/* A 2 MiB aligned anonymous mapping asking for THP, faulted in. */
+static inline void *kvt_map_thp(uint64_t len)
+{
+	uint8_t *raw = mmap(NULL, len + SZ_2M, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *p;
+
+	CHECK(raw != MAP_FAILED, "mmap: %s", strerror(errno));
+	p = (uint8_t *)(((uintptr_t)raw + SZ_2M - 1) & ~(SZ_2M - 1));
+	CHECK(!madvise(p, len, MADV_HUGEPAGE), "madvise: %s", strerror(errno));
+	memset(p, 0, len);
+	return p;
+}
+
+/* Bytes of [p, p+len) backed by transparent huge pages, from smaps. */
+static inline uint64_t kvt_thp_bytes(const void *p, uint64_t len)
+{
+	uintptr_t start = (uintptr_t)p, lo, hi;
+	uint64_t kb = 0, total = 0;
+	int in_range = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in_range = lo < start + len && hi > start;
+		else if (in_range &&
+			 sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+			total += kb * 1024;
+	}
+	fclose(f);
+	return total;
+}
+
+static inline struct kvreg_stats kvt_stats(struct kvreg *kv)
+{
+	struct kvreg_error err;
+	struct kvreg_stats st;
+
+	CHECK_OK(kvreg_stats(kv, &st, &err), &err);
+	return st;
+}
+
+static inline unsigned int kvt_devices(struct kvreg *kv,
+				       struct kvreg_device_info *devs)
+{
+	struct kvreg_error err;
+	unsigned int n;
+
+	CHECK_OK(kvreg_devices(kv, devs, KVREG_MAX_DEVICES, &n, &err), &err);
+	return n;
+}
+
+/* Expect a failure with this errno and reason. */
+#define CHECK_FAILS(call, errp, want_errno, want_reason)		\
+	do {								\
+		int kvt_r_ = (call);					\
+		char kvt_m_[512];					\
+		kvreg_format_error(errp, kvt_r_, kvt_m_, sizeof(kvt_m_)); \
+		CHECK(kvt_r_ == -(want_errno) &&			\
+		      (errp)->reason == (want_reason),			\
+		      "%s: got %d reason %u (%s), want %d reason %u",	\
+		      #call, kvt_r_, (errp)->reason, kvt_m_,		\
+		      -(want_errno), (unsigned int)(want_reason));	\
+		printf("refused as expected: %s\n", kvt_m_);		\
+	} while (0)
+
+#endif

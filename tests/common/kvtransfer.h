@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
+/*
+ * Register two buffers, move bytes between them over RDMA with the keys
+ * kvreg returned, and check every byte that should move did, and that the
+ * bytes around each range did not.
+ */
+#ifndef KVTRANSFER_H
+#define KVTRANSFER_H
+
+#include "kvtest.h"
+
+static inline uint64_t kvt_span_pages(const void *p, uint64_t len)
+{
+	uintptr_t lo = (uintptr_t)p & ~(SZ_4K - 1);
+	uintptr_t hi = ((uintptr_t)p + len + SZ_4K - 1) & ~(SZ_4K - 1);
+
+	return (hi - lo) / SZ_4K;
+}
+
+/* Keys of one device must tile [addr, addr+len) in order, one page size. */
+static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
+					  const void *addr, uint64_t len,
+					  uint32_t dev, uint32_t want_shift)
+{
+	unsigned int n, i, count = 0;
+	const struct kvreg_key *k = kvreg_mr_keys(mr, &n);
+	uint64_t next = (uintptr_t)addr;
+
+	for (i = 0; i < n; i++) {
+		if (k[i].device_index != dev)
+			continue;
+		CHECK(k[i].page_shift == want_shift,
+		      "device %u key %u page_shift %u, want %u", dev, i,
+		      k[i].page_shift, want_shift);
+		CHECK(k[i].iova == next, "key %u iova %#llx, want %#llx", i,
+		      (unsigned long long)k[i].iova, (unsigned long long)next);
+		CHECK(k[i].rkey && k[i].lkey, "key %u has a zero key", i);
+		next += k[i].length;
+		count++;
+	}
+	CHECK(next == (uintptr_t)addr + len, "keys of device %u cover %llu of %llu bytes",
+	      dev, (unsigned long long)(next - (uintptr_t)addr),
+	      (unsigned long long)len);
+	return count;
+}
+
+static inline void kvt_xfer(struct kvreg *kv, enum kvreg_transfer_op op,
+			    uint32_t dev, const struct kvreg_mr *local,
+			    uint64_t loff, const struct kvreg_mr *remote,
+			    uint64_t roff, uint64_t n)
+{
+	struct kvreg_error err;
+
+	CHECK_OK(kvreg_transfer(kv, op, dev, local, loff, remote, roff, n,
+				&err), &err);
+}
+
+/* Offsets worth crossing: page, huge page and MR chunk boundaries, ends. */
+static inline unsigned int kvt_edge_offsets(const struct kvreg_mr *mr,
+					    uint64_t len, uint64_t *out,
+					    unsigned int max, uint64_t width)
+{
+	const uint64_t cands[] = { 0, SZ_4K - 3, SZ_4K, 2 * SZ_4K - 1,
+				   SZ_2M - 5, SZ_2M + SZ_4K - 2 };
+	unsigned int n = 0, i, nkeys;
+	const struct kvreg_key *k = kvreg_mr_keys(mr, &nkeys);
+	uintptr_t base = k ? k[0].iova : 0;
+
+	for (i = 0; i < sizeof(cands) / sizeof(cands[0]) && n < max; i++)
+		if (cands[i] + width <= len)
+			out[n++] = cands[i];
+	/* Straddle the first two chunk boundaries of a split registration. */
+	for (i = 1; i < nkeys && i < 3 && n < max; i++)
+		if (k[i].device_index == k[0].device_index &&
+		    k[i].iova - base >= 4 && k[i].iova - base - 4 + width <= len)
+			out[n++] = k[i].iova - base - 4;
+	if (n < max && len >= width)
+		out[n++] = len - width;
+	return n;
+}
+
+/* Bytes inside the written ranges carry the pattern; all others stay 0. */
+static inline void kvt_check_ranges(const uint8_t *b, uint64_t len,
+				    const uint64_t *offs, unsigned int n,
+				    uint64_t width, uint32_t seed)
+{
+	uint8_t *written = calloc(1, len);
+	uint64_t i;
+	unsigned int r;
+
+	CHECK(written, "calloc");
+	for (r = 0; r < n; r++)
+		memset(written + offs[r], 1, width);
+	for (i = 0; i < len; i++)
+		CHECK(written[i] ? b[i] == kvt_byte(seed, i) : !b[i],
+		      "byte %llu is %#x after edge writes (%s range)",
+		      (unsigned long long)i, b[i],
+		      written[i] ? "inside a" : "outside every");
+	free(written);
+}
+
+static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
+				 uint64_t len, uint32_t dev,
+				 uint32_t want_shift)
+{
+	const uint64_t width = 9;
+	struct kvreg_stats before = kvt_stats(kv), during, after;
+	struct kvreg_mr *ma, *mb;
+	struct kvreg_error err;
+	uint64_t offs[16], pages;
+	unsigned int n, i;
+
+	pages = kvt_span_pages(a, len) + kvt_span_pages(b, len);
+	kvt_fill(a, len, 0xA1);
+	memset(b, 0, len);
+	CHECK_OK(kvreg_register(kv, a, len, KVREG_ACCESS_ALL, 1ULL << dev,
+				&ma, &err), &err);
+	CHECK_OK(kvreg_register(kv, b, len, KVREG_ACCESS_ALL, 1ULL << dev,
+				&mb, &err), &err);
+	n = kvt_check_keys(ma, a, len, dev, want_shift);
+	kvt_check_keys(mb, b, len, dev, want_shift);
+	printf("registered 2 x %llu bytes on device %u: %u MR(s) each, "
+	       "page shift %u\n", (unsigned long long)len, dev, n, want_shift);
+	during = kvt_stats(kv);
+	CHECK(during.pinned_pages - before.pinned_pages == pages,
+	      "pinned %llu pages, want %llu",
+	      (unsigned long long)(during.pinned_pages - before.pinned_pages),
+	      (unsigned long long)pages);
+
+	/* The whole buffer, local a -> remote b. */
+	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, len);
+	CHECK(kvt_mismatch(b, 0, len, 0xA1, 0) < 0, "WRITE mismatch at %lld",
+	      (long long)kvt_mismatch(b, 0, len, 0xA1, 0));
+
+	/* Small ranges across every edge; their neighbours stay zero. */
+	kvt_fill(a, len, 0xB2);
+	memset(b, 0, len);
+	n = kvt_edge_offsets(ma, len, offs, 16, width);
+	for (i = 0; i < n; i++)
+		kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, offs[i], mb, offs[i],
+			 width);
+	kvt_check_ranges(b, len, offs, n, width, 0xB2);
+	/* First and last byte alone. */
+	memset(b, 0, len);
+	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, 1);
+	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, len - 1, mb, len - 1, 1);
+	CHECK(b[0] == a[0] && b[len - 1] == a[len - 1] && !b[1] &&
+	      !b[len - 2], "first/last byte transfer");
+
+	/* READ: remote b -> local a, whole, then shifted across pages. */
+	kvt_fill(b, len, 0xC3);
+	memset(a, 0, len);
+	kvt_xfer(kv, KVREG_OP_READ, dev, ma, 0, mb, 0, len);
+	CHECK(kvt_mismatch(a, 0, len, 0xC3, 0) < 0, "READ mismatch at %lld",
+	      (long long)kvt_mismatch(a, 0, len, 0xC3, 0));
+	if (len > 3 * SZ_4K) {
+		uint64_t span = len - 2 * SZ_4K - 7;
+
+		memset(a, 0, len);
+		kvt_xfer(kv, KVREG_OP_READ, dev, ma, 5, mb, SZ_4K + 2, span);
+		CHECK(kvt_mismatch(a, 5, span, 0xC3, SZ_4K + 2) < 0,
+		      "shifted READ mismatch");
+		CHECK(!a[4] && !a[5 + span], "shifted READ overran");
+	}
+
+	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
+	after = kvt_stats(kv);
+	CHECK(after.pinned_pages == before.pinned_pages &&
+	      after.mrs == before.mrs &&
+	      after.registrations == before.registrations,
+	      "left behind: pinned %llu->%llu mrs %llu->%llu",
+	      (unsigned long long)before.pinned_pages,
+	      (unsigned long long)after.pinned_pages,
+	      (unsigned long long)before.mrs, (unsigned long long)after.mrs);
+}
+
+#endif

@@ -1,0 +1,90 @@
+#!/bin/sh
+# Runs in the guest: set up Soft-RoCE, load kvreg, run every integration
+# test, unload. One result line per test ("PASS name", "FAIL name",
+# "SKIP name") goes to RESULTS. Like liburing's runner, each test is
+# preceded by a marker in the kernel log, and a test whose slice of the log
+# shows a warning, oops or BUG fails whatever its exit status.
+#   run-tests.sh BUILD_DIR KO RESULTS
+BUILD=$1
+KO=$2
+RESULTS=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than'
+: > "$RESULTS"
+
+record() {
+	echo "$1 $2" >> "$RESULTS"
+	echo "$1 $2"
+}
+
+# kernel_clean NAME: no bad line in the log since NAME's marker. A missing
+# marker fails too: a check that cannot see the log proves nothing.
+kernel_clean() {
+	dmesg | awk -v m="kvreg-test: begin $1" '
+		{ n = length($0) - length(m) + 1 }
+		n > 0 && substr($0, n) == m { on = 1 }
+		on' > /tmp/slice.log
+	if [ ! -s /tmp/slice.log ]; then
+		echo "--- no kernel log marker for $1 ---"
+		return 1
+	fi
+	if grep -Eq "$KERNEL_BAD" /tmp/slice.log; then
+		echo "--- kernel log of $1 ---"
+		cat /tmp/slice.log
+		return 1
+	fi
+	return 0
+}
+
+# run_test NAME CMD...: 0 pass, 77 skip, anything else fail.
+run_test() {
+	name=$1
+	shift
+	echo "kvreg-test: begin $name" > /dev/kmsg
+	echo "=== $name"
+	timeout 600 "$@" > /tmp/test.log 2>&1
+	rc=$?
+	sed 's/^/    /' /tmp/test.log
+	if ! kernel_clean "$name"; then
+		record FAIL "$name"
+	elif [ $rc -eq 0 ]; then
+		record PASS "$name"
+	elif [ $rc -eq 77 ]; then
+		record SKIP "$name"
+	else
+		echo "    (exit status $rc)"
+		record FAIL "$name"
+	fi
+}
+
+echo 64 > /proc/sys/vm/nr_hugepages
+echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
+echo madvise > /sys/kernel/mm/transparent_hugepage/defrag
+"$HERE/rxe-up.sh" 2 || { record FAIL guest/rxe-setup; exit 1; }
+
+echo "kvreg-test: begin module/load" > /dev/kmsg
+if ! insmod "$KO"; then
+	record FAIL module/load
+	exit 1
+fi
+if [ -c /dev/kvreg ] && kernel_clean module/load; then
+	record PASS module/load
+else
+	record FAIL module/load
+fi
+
+for t in abi zero_length bad_input transfer_4k transfer_hugetlb \
+	 transfer_thp multi_device rollback revoked_keys kill9; do
+	run_test "integration/$t" "$BUILD/tests/integration/$t"
+done
+# Last: it removes and re-adds a device.
+run_test integration/device_removal \
+	"$BUILD/tests/integration/device_removal" kvdummy1
+
+# Every registration is gone by now: the module must unload cleanly.
+echo "kvreg-test: begin module/unload" > /dev/kmsg
+if rmmod kvreg && kernel_clean module/unload; then
+	record PASS module/unload
+else
+	record FAIL module/unload
+fi

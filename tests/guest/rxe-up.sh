@@ -1,0 +1,19 @@
+#!/bin/sh
+# Soft-RoCE on N dummy netdevs inside the guest: rxe0..rxeN-1. The
+# addresses are documentation ranges on links that exist only in the guest.
+set -e
+n=${1:-2}
+modprobe rdma_rxe
+modprobe dummy numdummies=0
+i=0
+while [ "$i" -lt "$n" ]; do
+	ip link add "kvdummy$i" type dummy
+	ip link set "kvdummy$i" up
+	case $i in
+	0) ip addr add 192.0.2.1/24 dev "kvdummy$i" ;;
+	1) ip addr add 198.51.100.1/24 dev "kvdummy$i" ;;
+	*) ip addr add "203.0.113.$i/32" dev "kvdummy$i" ;;
+	esac
+	rdma link add "rxe$i" type rxe netdev "kvdummy$i"
+	i=$((i + 1))
+done

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * Bad input gets a specific error and leaves nothing behind: unmapped and
+ * partly unmapped ranges, wrapping ranges, forbidden access combinations,
+ * unknown devices, transfers out of range or without the access they need.
+ */
+#include "kvtransfer.h"
+
+int main(void)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	struct kvreg *kv = kvt_open();
+	struct kvreg_stats before, after;
+	struct kvreg_mr *mr, *ro;
+	struct kvreg_error err;
+	uint8_t *p, *q;
+	uint32_t dev;
+
+	if (!kvt_devices(kv, devs))
+		kvt_skip("no RDMA device");
+	dev = devs[0].index;
+	before = kvt_stats(kv);
+
+	/* A hole in the middle: the first page pins, then all is undone. */
+	p = kvt_map_anon(3 * SZ_4K);
+	CHECK(!munmap(p + SZ_4K, SZ_4K), "munmap");
+	CHECK_FAILS(kvreg_register(kv, p, 3 * SZ_4K, KVREG_ACCESS_ALL, 0, &mr,
+				   &err), &err, EFAULT,
+		    KVREG_REASON_UNMAPPED_ADDRESS);
+	CHECK(err.address == (uintptr_t)(p + SZ_4K),
+	      "first bad address %#llx, want %p",
+	      (unsigned long long)err.address, (void *)(p + SZ_4K));
+
+	/* Nothing mapped at all. */
+	CHECK_FAILS(kvreg_register(kv, p + SZ_4K, SZ_4K, KVREG_ACCESS_ALL, 0,
+				   &mr, &err), &err, EFAULT,
+		    KVREG_REASON_UNMAPPED_ADDRESS);
+
+	/* A range that wraps the address space. */
+	CHECK_FAILS(kvreg_register(kv, (void *)(uintptr_t)-SZ_4K, 2 * SZ_4K,
+				   KVREG_ACCESS_ALL, 0, &mr, &err), &err,
+		    EINVAL, KVREG_REASON_BAD_ARGUMENT);
+	CHECK(err.argument == KVREG_ARG_LENGTH, "argument %u", err.argument);
+
+	/* Remote write without local write is forbidden by verbs. */
+	q = kvt_map_anon(2 * SZ_4K);
+	CHECK_FAILS(kvreg_register(kv, q, SZ_4K, KVREG_ACCESS_REMOTE_WRITE, 0,
+				   &mr, &err), &err, EINVAL,
+		    KVREG_REASON_BAD_ARGUMENT);
+	CHECK(err.argument == KVREG_ARG_ACCESS, "argument %u", err.argument);
+
+	/* A device that does not exist. */
+	CHECK_FAILS(kvreg_register(kv, q, SZ_4K, KVREG_ACCESS_ALL, 1ULL << 63,
+				   &mr, &err), &err, ENODEV,
+		    KVREG_REASON_NO_DEVICE);
+	CHECK(err.device_index == 63, "device index %u", err.device_index);
+
+	/* Transfers: out of range, and without the access needed. */
+	CHECK_OK(kvreg_register(kv, q, 2 * SZ_4K, KVREG_ACCESS_ALL,
+				1ULL << dev, &mr, &err), &err);
+	CHECK_OK(kvreg_register(kv, q, SZ_4K, KVREG_ACCESS_REMOTE_READ,
+				1ULL << dev, &ro, &err), &err);
+	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, dev, mr, SZ_4K, mr, 0,
+				   SZ_4K + 1, &err), &err, ERANGE,
+		    KVREG_REASON_OUT_OF_RANGE);
+	CHECK(err.limit == 2 * SZ_4K && err.request == 2 * SZ_4K + 1,
+	      "limit %llu request %llu", (unsigned long long)err.limit,
+	      (unsigned long long)err.request);
+	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, dev, mr, 0, ro, 0, 16,
+				   &err), &err, EACCES,
+		    KVREG_REASON_ACCESS_DENIED);
+	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_READ, dev, ro, 0, mr, 0, 16,
+				   &err), &err, EACCES,
+		    KVREG_REASON_ACCESS_DENIED);
+	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, 63, mr, 0, mr, 16, 16,
+				   &err), &err, ENODEV, KVREG_REASON_NO_DEVICE);
+	CHECK_OK(kvreg_deregister(kv, ro, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+
+	after = kvt_stats(kv);
+	CHECK(after.pinned_pages == before.pinned_pages &&
+	      after.mrs == before.mrs &&
+	      after.registrations == before.registrations,
+	      "bad input left behind: pinned %llu -> %llu, MRs %llu -> %llu",
+	      (unsigned long long)before.pinned_pages,
+	      (unsigned long long)after.pinned_pages,
+	      (unsigned long long)before.mrs, (unsigned long long)after.mrs);
+	kvreg_close(kv);
+	return T_PASS;
+}

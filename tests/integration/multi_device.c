@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * One REGISTER on two devices: keys for both that work, and the pages
+ * pinned once, not once per device.
+ */
+#include "kvtransfer.h"
+
+int main(void)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	struct kvreg *kv = kvt_open();
+	const uint64_t len = 4 * SZ_2M + 5 * SZ_4K;
+	struct kvreg_stats before, during, after;
+	struct kvreg_mr *ma, *mb;
+	struct kvreg_error err;
+	struct kvreg_query q;
+	unsigned int ndev, d;
+	uint8_t *a, *b;
+
+	ndev = kvt_devices(kv, devs);
+	if (ndev < 2)
+		kvt_skip("needs two RDMA devices");
+	a = kvt_map_anon(len);
+	b = kvt_map_anon(len);
+	before = kvt_stats(kv);
+	CHECK_OK(kvreg_register(kv, a, len, KVREG_ACCESS_ALL, 0, &ma, &err),
+		 &err);
+	CHECK_OK(kvreg_register(kv, b, len, KVREG_ACCESS_ALL, 0, &mb, &err),
+		 &err);
+	during = kvt_stats(kv);
+	CHECK(during.pinned_pages - before.pinned_pages ==
+	      kvt_span_pages(a, len) + kvt_span_pages(b, len),
+	      "pinned %llu pages for two buffers of %llu pages on %u devices",
+	      (unsigned long long)(during.pinned_pages - before.pinned_pages),
+	      (unsigned long long)kvt_span_pages(a, len), ndev);
+	CHECK_OK(kvreg_query(kv, kvreg_mr_handle(ma), &q, NULL, 0, &err),
+		 &err);
+	CHECK(q.pinned_pages == kvt_span_pages(a, len), "query pinned_pages");
+
+	for (d = 0; d < ndev; d++) {
+		uint32_t dev = devs[d].index;
+		uint32_t seed = 0x10 + dev;
+
+		CHECK(q.device_mask & (1ULL << dev), "device %u missing", dev);
+		kvt_check_keys(ma, a, len, dev, 12);
+		kvt_check_keys(mb, b, len, dev, 12);
+		kvt_fill(a, len, seed);
+		memset(b, 0, len);
+		kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, len);
+		CHECK(kvt_mismatch(b, 0, len, seed, 0) < 0,
+		      "device %u WRITE mismatch", dev);
+		kvt_fill(b, len, seed + 0x40);
+		kvt_xfer(kv, KVREG_OP_READ, dev, ma, 0, mb, 0, len);
+		CHECK(kvt_mismatch(a, 0, len, seed + 0x40, 0) < 0,
+		      "device %u READ mismatch", dev);
+		printf("device %u (%s): keys work, %llu bytes each way\n", dev,
+		       devs[d].name, (unsigned long long)len);
+	}
+	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
+	after = kvt_stats(kv);
+	CHECK(after.pinned_pages == before.pinned_pages &&
+	      after.mrs == before.mrs, "left behind after deregister");
+	kvreg_close(kv);
+	return T_PASS;
+}
