@@ -153,7 +153,9 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	if (ret) {
 		kvreg_set_error(&arg->error, ret == -EIO ?
 				KVREG_REASON_TRANSFER_FAILED :
-				KVREG_REASON_DEVICE_NOT_ACTIVE, kdev->index);
+				ret == -ENETDOWN ?
+				KVREG_REASON_DEVICE_NOT_ACTIVE :
+				KVREG_REASON_DEVICE_REFUSED, kdev->index);
 		arg->error.driver_errno = ret;
 		arg->error.wc_status = wc_status;
 	}

@@ -183,6 +183,87 @@ static inline unsigned int kvt_devices(struct kvreg *kv,
 	return n;
 }
 
+/*
+ * Pages pinned with FOLL_PIN and not yet released, host-wide, as the kernel
+ * itself counts them (/proc/vmstat). This does not trust kvreg's counter.
+ */
+static inline int64_t kvt_kernel_pins(void)
+{
+	long long acquired = -1, released = -1, v;
+	char name[64];
+	FILE *f;
+	int fd;
+
+	/* Fold every CPU's pending deltas first, or the counts lag. */
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	CHECK(fd >= 0 && write(fd, "1", 1) == 1,
+	      "/proc/sys/vm/stat_refresh: %s", strerror(errno));
+	close(fd);
+	f = fopen("/proc/vmstat", "r");
+	CHECK(f, "/proc/vmstat: %s", strerror(errno));
+	while (fscanf(f, "%63s %lld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acquired = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			released = v;
+	}
+	fclose(f);
+	CHECK(acquired >= 0 && released >= 0, "no FOLL_PIN counters");
+	return acquired - released;
+}
+
+/* kvreg's and the kernel's view of what is held, at one moment. */
+struct kvt_snap {
+	struct kvreg_stats st;
+	int64_t kernel_pins;
+};
+
+static inline struct kvt_snap kvt_snap(struct kvreg *kv)
+{
+	struct kvt_snap s = { .st = kvt_stats(kv) };
+
+	s.kernel_pins = kvt_kernel_pins();
+	return s;
+}
+
+/* Nothing pinned, registered or created since @before, by either count. */
+static inline void kvt_check_unchanged(struct kvreg *kv,
+				       const struct kvt_snap *before,
+				       const char *when)
+{
+	struct kvt_snap now = kvt_snap(kv);
+
+	CHECK(now.st.pinned_pages == before->st.pinned_pages &&
+	      now.kernel_pins == before->kernel_pins &&
+	      now.st.mrs == before->st.mrs &&
+	      now.st.registrations == before->st.registrations,
+	      "%s: left behind: kvreg pinned %llu -> %llu, kernel pins "
+	      "%lld -> %lld, MRs %llu -> %llu, registrations %llu -> %llu",
+	      when, (unsigned long long)before->st.pinned_pages,
+	      (unsigned long long)now.st.pinned_pages,
+	      (long long)before->kernel_pins, (long long)now.kernel_pins,
+	      (unsigned long long)before->st.mrs,
+	      (unsigned long long)now.st.mrs,
+	      (unsigned long long)before->st.registrations,
+	      (unsigned long long)now.st.registrations);
+}
+
+/* Both counts grew by exactly @pages since @before. */
+static inline void kvt_check_pinned(struct kvreg *kv,
+				    const struct kvt_snap *before,
+				    uint64_t pages, const char *when)
+{
+	struct kvt_snap now = kvt_snap(kv);
+
+	CHECK(now.st.pinned_pages - before->st.pinned_pages == pages &&
+	      now.kernel_pins - before->kernel_pins == (int64_t)pages,
+	      "%s: want %llu pages pinned: kvreg says %llu, kernel says %lld",
+	      when, (unsigned long long)pages,
+	      (unsigned long long)(now.st.pinned_pages -
+				   before->st.pinned_pages),
+	      (long long)(now.kernel_pins - before->kernel_pins));
+}
+
 /* Expect a failure with this errno and reason. */
 #define CHECK_FAILS(call, errp, want_errno, want_reason)		\
 	do {								\

@@ -104,7 +104,7 @@ static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
 				 uint32_t want_shift)
 {
 	const uint64_t width = 9;
-	struct kvreg_stats before = kvt_stats(kv), during, after;
+	struct kvt_snap before = kvt_snap(kv);
 	struct kvreg_mr *ma, *mb;
 	struct kvreg_error err;
 	uint64_t offs[16], pages;
@@ -121,11 +121,7 @@ static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
 	kvt_check_keys(mb, b, len, dev, want_shift);
 	printf("registered 2 x %llu bytes on device %u: %u MR(s) each, "
 	       "page shift %u\n", (unsigned long long)len, dev, n, want_shift);
-	during = kvt_stats(kv);
-	CHECK(during.pinned_pages - before.pinned_pages == pages,
-	      "pinned %llu pages, want %llu",
-	      (unsigned long long)(during.pinned_pages - before.pinned_pages),
-	      (unsigned long long)pages);
+	kvt_check_pinned(kv, &before, pages, "after REGISTER");
 
 	/* The whole buffer, local a -> remote b. */
 	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, len);
@@ -165,14 +161,7 @@ static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
 
 	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
-	after = kvt_stats(kv);
-	CHECK(after.pinned_pages == before.pinned_pages &&
-	      after.mrs == before.mrs &&
-	      after.registrations == before.registrations,
-	      "left behind: pinned %llu->%llu mrs %llu->%llu",
-	      (unsigned long long)before.pinned_pages,
-	      (unsigned long long)after.pinned_pages,
-	      (unsigned long long)before.mrs, (unsigned long long)after.mrs);
+	kvt_check_unchanged(kv, &before, "after DEREGISTER");
 }
 
 #endif

@@ -17,7 +17,8 @@ int main(int argc, char **argv)
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
 	const uint64_t len = 2 * SZ_2M;
-	struct kvreg_stats before, during, after;
+	struct kvt_snap before;
+	struct kvreg_stats during, after;
 	struct kvreg_mr *ma, *mb;
 	struct kvreg_error err;
 	struct kvreg_query q;
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
 	gone = devs[1].index;
 	a = kvt_map_anon(len);
 	b = kvt_map_anon(len);
-	before = kvt_stats(kv);
+	before = kvt_snap(kv);
 	CHECK_OK(kvreg_register(kv, a, len, KVREG_ACCESS_ALL, 0, &ma, &err),
 		 &err);
 	CHECK_OK(kvreg_register(kv, b, len, KVREG_ACCESS_ALL, 0, &mb, &err),
@@ -68,9 +69,7 @@ int main(int argc, char **argv)
 
 	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
-	after = kvt_stats(kv);
-	CHECK(after.pinned_pages == before.pinned_pages &&
-	      after.mrs == before.mrs, "left behind after removal");
+	kvt_check_unchanged(kv, &before, "after removal and DEREGISTER");
 
 	snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
 		 devs[1].name, argv[1]);
