@@ -46,7 +46,7 @@ struct kvreg_dev {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 
-	/* Serialises posting on @qp and its reconnection; protects @qp_ready. */
+	/* Serialises posting on @qp and reconnecting it; guards @qp_ready. */
 	struct mutex qp_mutex;
 	bool qp_ready;
 

@@ -67,16 +67,20 @@ static void kvreg_error_reset(struct kvreg_error *err)
 	err->device_index = KVREG_NO_DEVICE_INDEX;
 }
 
-/* Run @fn on a copied-in @type; copy it back even on failure (error). */
+/*
+ * Copy in a @type, evaluate @body on it as karg, and copy it back even when
+ * @body failed: the error record travels in it.
+ */
 #define KVREG_IOCTL(type, uarg, body)					\
 ({									\
+	void __user *uarg_ = (uarg);					\
 	type karg;							\
 	u32 usize;							\
-	int ret = kvreg_arg_in(&karg, sizeof(karg), uarg, &usize);	\
+	int ret = kvreg_arg_in(&karg, sizeof(karg), uarg_, &usize);	\
 	if (!ret) {							\
 		kvreg_error_reset(&karg.error);				\
 		ret = (body);						\
-		if (kvreg_arg_out(uarg, &karg, sizeof(karg)))		\
+		if (kvreg_arg_out(uarg_, &karg, sizeof(karg)))		\
 			ret = -EFAULT;					\
 	}								\
 	ret;								\

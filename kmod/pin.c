@@ -17,10 +17,11 @@ static void kvreg_unpin_table(struct sg_table *sgt, bool dirty)
 	struct scatterlist *sg;
 	unsigned int i;
 
+	/* A run at a time: one call per contiguous range, not per page. */
 	for_each_sgtable_sg(sgt, sg, i)
 		unpin_user_page_range_dirty_lock(sg_page(sg),
-						 DIV_ROUND_UP(sg->length, PAGE_SIZE),
-						 dirty);
+						 PAGE_ALIGN(sg->length) >>
+						 PAGE_SHIFT, dirty);
 }
 
 int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,

@@ -76,7 +76,7 @@ static int kvreg_check_register(struct kvreg_register *arg, u64 present)
 
 	if (arg->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->reserved || arg->nkeys || arg->handle || arg->out_flags)
+	if (arg->reserved)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	if (arg->access & ~KVREG_ACCESS_ALL)
 		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
@@ -148,6 +148,10 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	u32 i, bit, id;
 	int ret, nkeys;
 
+	/* Outputs are written, never read: a struct may be reused. */
+	arg->handle = KVREG_HANDLE_NONE;
+	arg->nkeys = 0;
+	arg->out_flags = 0;
 	ret = kvreg_check_register(arg, present);
 	if (ret)
 		return ret;

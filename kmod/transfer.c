@@ -109,22 +109,32 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	struct kvreg_dev *kdev = local->rd->dev;
 	u64 lva = local->va, left = arg->length;
 	u64 rva = remote ? remote->va : arg->remote_addr;
-	enum ib_wc_status wc_status;
+	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 	int ret = 0;
 	u32 n;
 
 	mutex_lock(&kdev->qp_mutex);
 	while (left && !ret) {
 		for (n = 0; n < KVREG_WR_BATCH && left; n++) {
-			struct ib_mr *lmr = kvreg_reg_dev_find_mr(local->rd, lva);
+			struct ib_mr *lmr =
+				kvreg_reg_dev_find_mr(local->rd, lva);
 			u64 seg = min_t(u64, left, KVREG_MAX_SEGMENT);
 			u32 rkey = arg->remote_rkey;
 
+			/* Ranges were checked: a miss is a kvreg bug. */
+			if (WARN_ON_ONCE(!lmr)) {
+				ret = -EINVAL;
+				break;
+			}
 			seg = min(seg, lmr->iova + lmr->length - lva);
 			if (remote) {
 				struct ib_mr *rmr =
 					kvreg_reg_dev_find_mr(remote->rd, rva);
 
+				if (WARN_ON_ONCE(!rmr)) {
+					ret = -EINVAL;
+					break;
+				}
 				seg = min(seg, rmr->iova + rmr->length - rva);
 				rkey = rmr->rkey;
 			}
@@ -145,8 +155,9 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			rva += seg;
 			left -= seg;
 		}
-		ret = kvreg_post_chain(kdev, &b->wr[0].wr, &b->wr[n - 1].wr,
-				       &wc_status);
+		if (!ret)
+			ret = kvreg_post_chain(kdev, &b->wr[0].wr,
+					       &b->wr[n - 1].wr, &wc_status);
 	}
 	mutex_unlock(&kdev->qp_mutex);
 
@@ -164,6 +175,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 
 int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 {
+	bool raw = arg->flags & KVREG_TRANSFER_F_RAW_REMOTE;
 	bool write = arg->opcode == KVREG_OP_WRITE;
 	struct kvreg_error *err = &arg->error;
 	struct kvreg_side local, remote;
@@ -189,7 +201,7 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 				 &local, err);
 	if (ret)
 		goto out_unlock;
-	if (!(arg->flags & KVREG_TRANSFER_F_RAW_REMOTE)) {
+	if (!raw) {
 		ret = kvreg_resolve_side(kf, arg->remote_handle,
 					 arg->remote_offset, arg->length,
 					 arg->device_index,
@@ -204,14 +216,12 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 	down_read(&kdev->teardown_rwsem);
 	/* The device may have been removed since the lookup. */
 	if (kdev->dead || !READ_ONCE(local.rd->live) ||
-	    (!(arg->flags & KVREG_TRANSFER_F_RAW_REMOTE) &&
-	     !READ_ONCE(remote.rd->live))) {
+	    (!raw && !READ_ONCE(remote.rd->live))) {
 		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
 		ret = -ENODEV;
 	} else {
-		ret = kvreg_post_transfer(arg, &local,
-					  arg->flags & KVREG_TRANSFER_F_RAW_REMOTE ?
-					  NULL : &remote, batch);
+		ret = kvreg_post_transfer(arg, &local, raw ? NULL : &remote,
+					  batch);
 	}
 	up_read(&kdev->teardown_rwsem);
 out_unlock:

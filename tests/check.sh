@@ -69,6 +69,8 @@ for t in tests/unit/*.sh; do
 	run "unit/$(basename "$t" .sh)" bash "$t" "$BUILD"
 done
 run dkms/build bash tests/dkms/dkms-build.sh "$KVER"
+run static/sparse bash tests/static/sparse.sh "$KVER"
+run static/checkpatch bash tests/static/checkpatch.sh
 
 echo "=== guest: Debian $KVER with Soft-RoCE"
 GUEST_RESULTS=$OUT/guest-results

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
  * kvreg: register host memory for RDMA through the kernel.
  *
@@ -32,15 +32,15 @@
 enum kvreg_reason {
 	KVREG_REASON_NONE		= 0,
 	KVREG_REASON_BAD_ARGUMENT	= 1,	/* error.argument names it */
-	KVREG_REASON_NO_DEVICE		= 2,	/* no RDMA device (in the mask) */
-	KVREG_REASON_DEVICE_NOT_ACTIVE	= 3,	/* its kernel QP is not usable */
+	KVREG_REASON_NO_DEVICE		= 2,	/* none, or not in the mask */
+	KVREG_REASON_DEVICE_NOT_ACTIVE	= 3,	/* kernel QP not usable */
 	KVREG_REASON_DEVICE_REMOVED	= 4,	/* device went away */
-	KVREG_REASON_UNMAPPED_ADDRESS	= 5,	/* error.address: first bad page */
+	KVREG_REASON_UNMAPPED_ADDRESS	= 5,	/* address: first bad page */
 	KVREG_REASON_NO_KERNEL_MEMORY	= 6,
-	KVREG_REASON_DEVICE_REFUSED	= 7,	/* driver error, errno raw */
+	KVREG_REASON_DEVICE_REFUSED	= 7,	/* driver_errno: raw */
 	KVREG_REASON_UNKNOWN_HANDLE	= 8,
-	KVREG_REASON_OUT_OF_RANGE	= 9,	/* offset+length past a buffer */
-	KVREG_REASON_ACCESS_DENIED	= 10,	/* registration lacks the access */
+	KVREG_REASON_OUT_OF_RANGE	= 9,	/* offset + length too far */
+	KVREG_REASON_ACCESS_DENIED	= 10,	/* lacks the access needed */
 	KVREG_REASON_TRANSFER_FAILED	= 11,	/* work completion error */
 	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs fault injection */
 	KVREG_REASON_NOT_PERMITTED	= 13,	/* needs a capability */
