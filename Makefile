@@ -37,8 +37,7 @@ LIB_OBJS     = $(patsubst libuser/lib/%.c,$(BUILD)/$(1)/lib/%.o,$(LIB_SRCS))
 	clean deps
 all: lib tools module
 
-lib: $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libkvreg.so $(BUILD)/lib/libkvreg.a \
-     $(BUILD)/lib/libkvreg.pc
+lib: $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libkvreg.so $(BUILD)/lib/libkvreg.a
 tools: $(BUILD)/bin/kvregctl
 
 $(BUILD)/plain/lib/%.o: libuser/lib/%.c $(LIB_HDRS)
@@ -62,11 +61,6 @@ $(BUILD)/lib/libkvreg.a: $(call LIB_OBJS,plain)
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/san/libkvreg.a: $(call LIB_OBJS,san)
 	rm -f $@ && ar rcs $@ $^
-$(BUILD)/lib/libkvreg.pc: libuser/lib/libkvreg.pc.in Makefile
-	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    $< > $@
 
 $(BUILD)/bin/kvregctl: libuser/kvregctl.c $(BUILD)/lib/libkvreg.so
 	@mkdir -p $(@D)
@@ -136,7 +130,10 @@ install: lib tools
 	ln -sf $(SONAME).$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libkvreg.so
 	install -m 0644 $(BUILD)/lib/libkvreg.a $(DESTDIR)$(LIBDIR)/
-	install -m 0644 $(BUILD)/lib/libkvreg.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	# Written here: the paths are those of this install, not of the build.
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    libuser/lib/libkvreg.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkvreg.pc
 	install -m 0644 include/kvreg.h $(DESTDIR)$(INCLUDEDIR)/kvreg/
 	install -m 0644 include/uapi/kvreg.h $(DESTDIR)$(INCLUDEDIR)/kvreg/uapi/
 	install -m 0755 $(BUILD)/bin/kvregctl $(DESTDIR)$(BINDIR)/
