@@ -45,6 +45,18 @@ int kvreg_devices(struct kvreg *kv, struct kvreg_device_info *devices,
 		  struct kvreg_error *err);
 int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
 		struct kvreg_error *err);
+/*
+ * Set this process's budget (KVREG_BUDGET_F_*); lowering is always
+ * allowed, raising above the module defaults needs CAP_SYS_RESOURCE. The
+ * budget in force afterwards is returned in *now when given.
+ */
+int kvreg_set_budget(struct kvreg *kv, uint32_t flags, uint64_t max_mrs,
+		     uint64_t max_pinned_bytes, struct kvreg_budget *now,
+		     struct kvreg_error *err);
+/* Every process using kvreg, host-wide; needs CAP_SYS_ADMIN. */
+int kvreg_procs(struct kvreg *kv, struct kvreg_proc_info *procs,
+		unsigned int capacity, unsigned int *count,
+		struct kvreg_error *err);
 
 /*
  * register.c: device_mask bit i selects device index i, 0 selects all.
@@ -53,13 +65,24 @@ int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
 int kvreg_register(struct kvreg *kv, const void *addr, uint64_t length,
 		   uint32_t access, uint64_t device_mask,
 		   struct kvreg_mr **mrp, struct kvreg_error *err);
+/*
+ * The same with KVREG_REG_F_* flags. Registering a range already
+ * registered with the same access and devices returns its handle with one
+ * more reference (KVREG_REG_OUT_DUPLICATE); each kvreg_deregister() drops
+ * one. Any other overlap fails with KVREG_REASON_OVERLAP unless
+ * KVREG_REG_F_ALLOW_OVERLAP is given.
+ */
+int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
+			 uint32_t access, uint64_t device_mask, uint32_t flags,
+			 struct kvreg_mr **mrp, struct kvreg_error *err);
 int kvreg_deregister(struct kvreg *kv, struct kvreg_mr *mr,
 		     struct kvreg_error *err);
 int kvreg_query(struct kvreg *kv, uint64_t handle, struct kvreg_query *info,
 		struct kvreg_key *keys, unsigned int capacity,
 		struct kvreg_error *err);
 uint64_t kvreg_mr_handle(const struct kvreg_mr *mr);
-uint32_t kvreg_mr_flags(const struct kvreg_mr *mr);
+uint32_t kvreg_mr_flags(const struct kvreg_mr *mr);	/* KVREG_REG_OUT_* */
+uint32_t kvreg_mr_refs(const struct kvreg_mr *mr);
 const struct kvreg_key *kvreg_mr_keys(const struct kvreg_mr *mr,
 				      unsigned int *nkeys);
 /* The key covering addr + offset on a device, or NULL. */
@@ -83,8 +106,9 @@ int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
 /* error.c */
 const char *kvreg_strerror(uint32_t reason);
 /*
- * One sentence: what failed, the numbers, what to do. errnum is the
- * negative errno the call returned. Returns the length snprintf would.
+ * One sentence: what failed, the numbers, what to do, and the errno's
+ * name. errnum is the negative errno the call returned. Returns the length
+ * snprintf would.
  */
 int kvreg_format_error(const struct kvreg_error *err, int errnum,
 		       char *buf, size_t size);

@@ -6,6 +6,7 @@
  *   kvreg_file.lock
  *     kvreg_dev.teardown_rwsem (read by users, write by device removal)
  *       kvreg_dev.qp_mutex
+ *       kvreg_acct_lock (budgets and charges; held only briefly)
  *       kvreg_dev.mrs_lock
  *   kvreg_devs_lock (device table) is never held across any of the above.
  */
@@ -13,6 +14,8 @@
 #define KVREG_H
 
 #include <linux/kref.h>
+#include <linux/mm_types.h>
+#include <linux/sched.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/scatterlist.h>
@@ -63,18 +66,44 @@ struct kvreg_dev {
 	unsigned int max_seg_size;
 };
 
-/* A registration's presence on one device. */
+/*
+ * One process (one mm) using kvreg: its budget and usage, shared by every
+ * file it opens. Files opened by a process are bound to its mm; another
+ * process using them is refused, so fork and fd passing cannot escape it.
+ */
+struct kvreg_mm {
+	struct list_head node;		/* on kvreg_mms, under kvreg_acct_lock */
+	struct mm_struct *mm;		/* mmgrab()ed: for pinned_vm */
+	pid_t tgid;
+	char comm[TASK_COMM_LEN];
+	/* Everything below is protected by kvreg_acct_lock. */
+	u32 files;
+	u64 own_max_mrs;		/* KVREG_UNLIMITED: module default */
+	u64 own_max_bytes;
+	u64 nr_mrs;
+	u64 pinned_bytes;
+	u64 nr_regs;
+};
+
+/*
+ * A registration's presence on one device. The owner changes it under
+ * teardown_rwsem read (no other user can see a registration it is
+ * setting up or tearing down); device removal under teardown_rwsem write.
+ */
 struct kvreg_reg_dev {
 	struct kvreg_dev *dev;		/* holds a reference */
-	struct list_head dev_node;	/* on dev->mrs while @live */
-	/*
-	 * True while the MRs below exist. Cleared by the owner (under
-	 * teardown_rwsem read and kvreg_file.lock) or by device removal
-	 * (under teardown_rwsem write).
-	 */
-	bool live;
+	struct kvreg_reg *reg;
+	struct list_head dev_node;	/* on dev->mrs while @mapped */
+	bool mapped;			/* @sgt is DMA-mapped */
+	bool live;			/* the MRs are registered */
+	bool charged;			/* @planned_mrs charged; kvreg_acct_lock */
 	u32 page_shift;
-	u32 nr_mrs;
+	u32 planned_mrs;
+	u32 nr_mrs;			/* allocated so far */
+	u32 cg_charged;			/* rdma cgroup objects charged */
+#ifdef CONFIG_CGROUP_RDMA
+	struct rdma_cgroup *cg;
+#endif
 	struct ib_mr **mrs;
 	struct sg_table sgt;		/* this device's DMA-mapped copy */
 };
@@ -86,6 +115,10 @@ struct kvreg_reg {
 	u32 access;			/* KVREG_ACCESS_* */
 	int ib_access;
 	bool writable;
+	bool huge_backed;		/* hugetlb or 2 MiB runs underneath */
+	u32 refs;			/* under kvreg_file.lock */
+	u64 dev_mask;			/* devices asked for */
+	struct kvreg_mm *km;
 	unsigned long nr_pages;		/* base pages pinned */
 	struct sg_append_table pinned;	/* the pinned pages, built once */
 	u32 nr_devs;
@@ -93,10 +126,11 @@ struct kvreg_reg {
 };
 
 struct kvreg_file {
-	/* Protects @regs and every registration in it. */
+	/* Protects @regs and every registration's @refs. */
 	struct mutex lock;
 	struct xarray regs;
 	u32 next_handle;
+	struct kvreg_mm *km;		/* the opener's; fixed for life */
 };
 
 /* Host-wide counters, readable through KVREG_IOC_STATS. */
@@ -104,6 +138,30 @@ extern atomic64_t kvreg_pinned_pages;
 extern atomic64_t kvreg_nr_regs;
 extern atomic64_t kvreg_nr_mrs;
 extern u64 kvreg_inject_fail_mask;
+
+/* Module parameters: defaults an admin may change at run time. */
+extern unsigned long kvreg_max_mrs_per_process;
+extern unsigned long kvreg_max_bytes_per_process;
+extern unsigned long kvreg_host_max_bytes;
+extern unsigned int kvreg_device_mr_reserve_percent;
+extern unsigned long kvreg_max_mrs_per_device;
+
+/* acct.c */
+struct kvreg_mm *kvreg_mm_get_current(void);
+void kvreg_mm_put(struct kvreg_mm *km);
+void kvreg_acct_init(void);
+int kvreg_acct_charge_pages(struct kvreg_mm *km, unsigned long nr_pages,
+			    struct kvreg_error *err);
+void kvreg_acct_uncharge_pages(struct kvreg_mm *km, unsigned long nr_pages);
+int kvreg_acct_charge_mrs(struct kvreg_reg *reg, struct kvreg_error *err);
+void kvreg_acct_uncharge_mrs(struct kvreg_reg_dev *rd);
+int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b);
+void kvreg_acct_stats(struct kvreg_mm *km, struct kvreg_stats *st);
+int kvreg_acct_procs(struct kvreg_procs *arg);
+u64 kvreg_device_mr_limit(struct kvreg_dev *kdev);
+
+/* vma.c */
+int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err);
 
 /* device.c */
 int kvreg_devices_init(void);
@@ -122,9 +180,16 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	      struct kvreg_error *err);
 void kvreg_unpin(struct kvreg_reg *reg);
 
+/* plan.c: pure arithmetic, no locks, no allocation. */
+u32 kvreg_plan_mrs(struct sg_table *sgt, unsigned int first_offset,
+		   u32 page_shift, u32 pages_per_mr);
+u32 kvreg_pages_per_mr(struct kvreg_dev *kdev, u32 page_shift);
+
 /* mr.c */
-int kvreg_reg_dev_setup(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
-			struct kvreg_error *err);
+int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+			  struct kvreg_error *err);
+int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+			 struct kvreg_error *err);
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd);
 void kvreg_reg_dev_revoke(struct kvreg_reg_dev *rd);
 struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va);

@@ -23,15 +23,47 @@ static_assert(sizeof(struct kvreg_devices) == 32);
 static_assert(sizeof(struct kvreg_key) == 32);
 static_assert(sizeof(struct kvreg_register) == 128);
 static_assert(sizeof(struct kvreg_deregister) == 72);
-static_assert(sizeof(struct kvreg_query) == 136);
+static_assert(sizeof(struct kvreg_query) == 144);
 static_assert(sizeof(struct kvreg_transfer) == 128);
-static_assert(sizeof(struct kvreg_stats) == 64);
+static_assert(sizeof(struct kvreg_stats) == 120);
+static_assert(sizeof(struct kvreg_budget) == 80);
+static_assert(sizeof(struct kvreg_proc_info) == 64);
+static_assert(sizeof(struct kvreg_procs) == 32);
 
 atomic64_t kvreg_pinned_pages = ATOMIC64_INIT(0);
 atomic64_t kvreg_nr_regs = ATOMIC64_INIT(0);
 atomic64_t kvreg_nr_mrs = ATOMIC64_INIT(0);
 /* debugfs fault injection: REGISTER fails on the devices set here. */
 u64 kvreg_inject_fail_mask;
+
+unsigned long kvreg_max_mrs_per_process = 4096;
+module_param_named(max_mrs_per_process, kvreg_max_mrs_per_process, ulong,
+		   0644);
+MODULE_PARM_DESC(max_mrs_per_process,
+		 "MRs one process may hold, every device and chunk counted (default 4096)");
+
+unsigned long kvreg_max_bytes_per_process;
+module_param_named(max_bytes_per_process, kvreg_max_bytes_per_process, ulong,
+		   0644);
+MODULE_PARM_DESC(max_bytes_per_process,
+		 "Bytes one process may pin (default: half of RAM)");
+
+unsigned long kvreg_host_max_bytes;
+module_param_named(host_max_bytes, kvreg_host_max_bytes, ulong, 0644);
+MODULE_PARM_DESC(host_max_bytes,
+		 "Bytes all processes together may pin (default: 3/4 of RAM)");
+
+unsigned int kvreg_device_mr_reserve_percent = 50;
+module_param_named(device_mr_reserve_percent,
+		   kvreg_device_mr_reserve_percent, uint, 0644);
+MODULE_PARM_DESC(device_mr_reserve_percent,
+		 "Share of each device's max_mr kvreg leaves to others (default 50)");
+
+unsigned long kvreg_max_mrs_per_device;
+module_param_named(max_mrs_per_device, kvreg_max_mrs_per_device, ulong,
+		   0644);
+MODULE_PARM_DESC(max_mrs_per_device,
+		 "MRs kvreg may hold on one device; 0: by device_mr_reserve_percent");
 
 static struct dentry *kvreg_debugfs;
 
@@ -147,10 +179,11 @@ static int kvreg_ioctl_stats(struct kvreg_file *kf, void __user *uarg)
 	ret = kvreg_arg_in(&st, sizeof(st), uarg, &usize);
 	if (ret)
 		return ret;
-	if (st.flags || st.reserved || st.pinned_pages || st.registrations ||
-	    st.mrs || st.file_pinned_pages || st.file_registrations ||
-	    st.file_mrs || st.devices)
+	if (st.flags)
 		return -EINVAL;
+	/* Everything else is output. */
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
 	st.pinned_pages = atomic64_read(&kvreg_pinned_pages);
 	st.registrations = atomic64_read(&kvreg_nr_regs);
 	st.mrs = atomic64_read(&kvreg_nr_mrs);
@@ -159,11 +192,44 @@ static int kvreg_ioctl_stats(struct kvreg_file *kf, void __user *uarg)
 	return kvreg_arg_out(uarg, &st, sizeof(st));
 }
 
+static int kvreg_ioctl_procs(void __user *uarg)
+{
+	struct kvreg_procs arg;
+	u32 usize;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kvreg_arg_in(&arg, sizeof(arg), uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved ||
+	    (arg.capacity && arg.entry_size < sizeof(struct kvreg_proc_info)))
+		return -EINVAL;
+	ret = kvreg_acct_procs(&arg);
+	return ret ?: kvreg_arg_out(uarg, &arg, sizeof(arg));
+}
+
 static int kvreg_check_dereg(struct kvreg_deregister *arg)
 {
 	if (arg->flags)
 		return kvreg_bad_arg(&arg->error, KVREG_ARG_FLAGS);
 	return 0;
+}
+
+/*
+ * A file belongs to the process that opened it: its budget, its memlock
+ * charge and its pages. Another process (a fork child, a receiver of the
+ * fd) may close it, nothing else.
+ */
+static int kvreg_owner(struct kvreg_file *kf, struct kvreg_error *err)
+{
+	if (current->mm == kf->km->mm)
+		return 0;
+	kvreg_set_error(err, KVREG_REASON_FOREIGN_PROCESS,
+			KVREG_NO_DEVICE_INDEX);
+	err->usage = kf->km->tgid;
+	return -EPERM;
 }
 
 static long kvreg_ioctl(struct file *filp, unsigned int cmd,
@@ -179,20 +245,32 @@ static long kvreg_ioctl(struct file *filp, unsigned int cmd,
 		return kvreg_ioctl_devices(uarg);
 	case KVREG_IOC_REGISTER:
 		return KVREG_IOCTL(struct kvreg_register, uarg,
+				   kvreg_owner(kf, &karg.error) ?:
 				   kvreg_register(kf, &karg));
 	case KVREG_IOC_DEREGISTER:
 		return KVREG_IOCTL(struct kvreg_deregister, uarg,
+				   kvreg_owner(kf, &karg.error) ?:
 				   kvreg_check_dereg(&karg) ?:
 				   kvreg_deregister(kf, karg.handle,
 						    &karg.error));
 	case KVREG_IOC_QUERY:
 		return KVREG_IOCTL(struct kvreg_query, uarg,
+				   kvreg_owner(kf, &karg.error) ?:
 				   kvreg_query(kf, &karg));
 	case KVREG_IOC_TRANSFER:
 		return KVREG_IOCTL(struct kvreg_transfer, uarg,
+				   kvreg_owner(kf, &karg.error) ?:
 				   kvreg_transfer(kf, &karg));
+	case KVREG_IOC_SET_BUDGET:
+		return KVREG_IOCTL(struct kvreg_budget, uarg,
+				   kvreg_owner(kf, &karg.error) ?:
+				   kvreg_acct_set_budget(kf->km, &karg));
 	case KVREG_IOC_STATS:
+		if (current->mm != kf->km->mm)
+			return -EPERM;
 		return kvreg_ioctl_stats(kf, uarg);
+	case KVREG_IOC_PROCS:
+		return kvreg_ioctl_procs(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -201,10 +279,17 @@ static long kvreg_ioctl(struct file *filp, unsigned int cmd,
 static int kvreg_open(struct inode *inode, struct file *filp)
 {
 	struct kvreg_file *kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	int ret;
 
 	if (!kf)
 		return -ENOMEM;
 	kvreg_file_init(kf);
+	kf->km = kvreg_mm_get_current();
+	if (IS_ERR(kf->km)) {
+		ret = PTR_ERR(kf->km);
+		kfree(kf);
+		return ret;
+	}
 	filp->private_data = kf;
 	return nonseekable_open(inode, filp);
 }
@@ -214,6 +299,7 @@ static int kvreg_release(struct inode *inode, struct file *filp)
 	struct kvreg_file *kf = filp->private_data;
 
 	kvreg_file_release(kf);
+	kvreg_mm_put(kf->km);
 	kfree(kf);
 	return 0;
 }
@@ -228,20 +314,21 @@ static const struct file_operations kvreg_fops = {
 };
 
 /*
- * Root only until registrations are charged to RLIMIT_MEMLOCK and a
- * per-process budget: an unprivileged user must not pin without limit.
+ * Every user may register: what they pin is charged to their
+ * RLIMIT_MEMLOCK, their rdma cgroup and their process budget.
  */
 static struct miscdevice kvreg_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "kvreg",
 	.fops = &kvreg_fops,
-	.mode = 0600,
+	.mode = 0666,
 };
 
 static int __init kvreg_init(void)
 {
 	int ret;
 
+	kvreg_acct_init();
 	ret = kvreg_devices_init();
 	if (ret)
 		return ret;

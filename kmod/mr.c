@@ -2,10 +2,12 @@
 /*
  * A registration on one device: DMA-map the shared pinned table, split it
  * into MRs no larger than the device's fast-registration page list, and
- * fast-register them on the device's kernel QP.
+ * fast-register them on the device's kernel QP. Prepare and commit are
+ * two steps so that what the MRs cost is known, and charged, in between.
  */
-#include <linux/slab.h>
+#include <linux/cgroup_rdma.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 
 #include "kvreg.h"
 
@@ -40,20 +42,24 @@ static u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
 {
 	const u64 mask = BIT_ULL(KVREG_HUGE_SHIFT) - 1;
 	u64 va = reg->addr & PAGE_MASK;
+	u32 shift = KVREG_HUGE_SHIFT;
 	struct scatterlist *sg;
 	unsigned int i;
 
 	if (!(kdev->page_size_cap & BIT_ULL(KVREG_HUGE_SHIFT)))
-		return PAGE_SHIFT;
+		shift = PAGE_SHIFT;
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		u64 dma = sg_dma_address(sg);
 
+		/* Huge pages underneath, whatever page size this gets. */
+		if (sg_dma_len(sg) >= BIT(KVREG_HUGE_SHIFT))
+			reg->huge_backed = true;
 		if (i == 0 ? (dma & mask) != (va & mask) : (dma & mask))
-			return PAGE_SHIFT;
+			shift = PAGE_SHIFT;
 		if (i + 1 < sgt->nents && ((dma + sg_dma_len(sg)) & mask))
-			return PAGE_SHIFT;
+			shift = PAGE_SHIFT;
 	}
-	return KVREG_HUGE_SHIFT;
+	return shift;
 }
 
 static void kvreg_free_mrs(struct kvreg_reg_dev *rd)
@@ -64,51 +70,75 @@ static void kvreg_free_mrs(struct kvreg_reg_dev *rd)
 	rd->mrs = NULL;
 }
 
+static int kvreg_cg_charge(struct kvreg_reg_dev *rd, struct kvreg_error *err)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	struct kvreg_dev *kdev = rd->dev;
+	int ret;
+
+	/* One hca_object per MR, in the caller's cgroup, as verbs charges. */
+	while (rd->cg_charged < rd->nr_mrs) {
+		ret = rdmacg_try_charge(&rd->cg, &kdev->ibdev->cg_device,
+					RDMACG_RESOURCE_HCA_OBJECT);
+		if (ret) {
+			kvreg_set_error(err, KVREG_REASON_RDMA_CGROUP,
+					kdev->index);
+			err->usage = rd->cg_charged;
+			err->request = rd->nr_mrs;
+			return ret;
+		}
+		rd->cg_charged++;
+	}
+#endif
+	return 0;
+}
+
+static void kvreg_cg_uncharge(struct kvreg_reg_dev *rd)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	for (; rd->cg_charged; rd->cg_charged--)
+		rdmacg_uncharge(rd->cg, &rd->dev->ibdev->cg_device,
+				RDMACG_RESOURCE_HCA_OBJECT);
+#endif
+}
+
+/* ib_alloc_mr() failures that mean the device ran out, not a bug. */
+static u32 kvreg_driver_reason(int ret)
+{
+	return ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN ?
+	       KVREG_REASON_DEVICE_EXHAUSTED : KVREG_REASON_DEVICE_REFUSED;
+}
+
 /*
- * Map the whole buffer into as many MRs as the page list length demands.
- * A chunk that ends inside a scatter entry leaves its last page to the next
- * chunk (ib_sg_to_pages), so chunks are mapped until the length is covered
- * rather than counted up front.
+ * Map the whole buffer into the MRs planned for it. A chunk that ends
+ * inside a scatter entry leaves its last page to the next chunk
+ * (ib_sg_to_pages); kvreg_plan_mrs() counted that in.
  */
 static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
-			 u32 page_shift, struct kvreg_error *err)
+			 struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = rd->dev;
-	u64 page_size = BIT_ULL(page_shift);
-	u64 span = ALIGN(reg->addr + reg->length, page_size) -
-		   ALIGN_DOWN(reg->addr, page_size);
-	u64 mr_pages = min_t(u64, kdev->max_fast_reg_pages, span >> page_shift);
+	u64 page_size = BIT_ULL(rd->page_shift);
+	u32 mr_pages = kvreg_pages_per_mr(kdev, rd->page_shift);
 	unsigned int sg_offset = offset_in_page(reg->addr);
 	struct scatterlist *sg = rd->sgt.sgl;
 	int nents = rd->sgt.nents;
 	u64 va = reg->addr, left = reg->length;
-	size_t max_mrs;
 	int ret;
 
-	mr_pages = min_t(u64, mr_pages, kdev->max_mr_size >> page_shift);
-	/* One page may be left to the next chunk: two is the least useful. */
-	if (mr_pages < 2 && (span >> page_shift) >= 2) {
-		kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
-		err->limit = kdev->max_mr_size;
-		err->request = reg->length;
-		err->page_shift = page_shift;
-		return -ENOSPC;
-	}
-	max_mrs = DIV_ROUND_UP_ULL(span >> page_shift,
-				   max_t(u64, mr_pages - 1, 1)) + 1;
-	rd->mrs = kvcalloc(max_mrs, sizeof(*rd->mrs), GFP_KERNEL);
+	rd->mrs = kvcalloc(rd->planned_mrs, sizeof(*rd->mrs), GFP_KERNEL);
 	if (!rd->mrs) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				kdev->index);
 		return -ENOMEM;
 	}
-	rd->page_shift = page_shift;
 
 	while (left) {
 		struct ib_mr *mr;
 		int mapped;
 
-		if (WARN_ON_ONCE(rd->nr_mrs == max_mrs || nents <= 0)) {
+		if (WARN_ON_ONCE(rd->nr_mrs == rd->planned_mrs ||
+				 nents <= 0)) {
 			ret = -EINVAL;
 			goto err_refused;
 		}
@@ -132,12 +162,13 @@ static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 		while (mapped--)
 			sg = sg_next(sg);
 	}
+	WARN_ON_ONCE(rd->nr_mrs != rd->planned_mrs);
 	return 0;
 
 err_refused:
-	kvreg_set_error(err, KVREG_REASON_DEVICE_REFUSED, kdev->index);
+	kvreg_set_error(err, kvreg_driver_reason(ret), kdev->index);
 	err->driver_errno = ret;
-	err->page_shift = page_shift;
+	err->page_shift = rd->page_shift;
 	kvreg_free_mrs(rd);
 	return ret;
 }
@@ -184,28 +215,36 @@ static int kvreg_post_mr_wrs(struct kvreg_reg_dev *rd, int ib_access,
 	return ret;
 }
 
-/* Caller holds teardown_rwsem for read, or for write (device removal). */
+/*
+ * Give back everything @rd holds on its device, whatever state it reached.
+ * Caller holds teardown_rwsem: for read as the owner, for write on removal.
+ */
 static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
 {
 	struct kvreg_dev *kdev = rd->dev;
 
-	spin_lock(&kdev->mrs_lock);
-	list_del(&rd->dev_node);
-	spin_unlock(&kdev->mrs_lock);
+	if (!rd->mapped)
+		return;
 	WRITE_ONCE(rd->live, false);
-	atomic64_sub(rd->nr_mrs, &kdev->nr_mrs);
-	atomic64_sub(rd->nr_mrs, &kvreg_nr_mrs);
 	kvreg_free_mrs(rd);
+	kvreg_cg_uncharge(rd);
 	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&rd->sgt);
+	spin_lock(&kdev->mrs_lock);
+	list_del_init(&rd->dev_node);
+	spin_unlock(&kdev->mrs_lock);
+	rd->mapped = false;
 }
 
-int kvreg_reg_dev_setup(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
-			struct kvreg_error *err)
+/*
+ * First half of registering on a device: DMA-map the pinned pages and plan
+ * the MRs (page size and count), so budgets can be charged exactly before
+ * any device resource exists.
+ */
+int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+			  struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = rd->dev;
-	enum ib_wc_status wc_status;
-	u32 page_shift;
 	int ret;
 
 	down_read(&kdev->teardown_rwsem);
@@ -225,20 +264,51 @@ int kvreg_reg_dev_setup(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_DEVICE_REFUSED, kdev->index);
 		err->driver_errno = ret;
-		goto err_free_sgt;
+		sg_free_table(&rd->sgt);
+		goto out_unlock;
 	}
+	/* From here device removal undoes the mapping, if it comes first. */
+	rd->mapped = true;
+	spin_lock(&kdev->mrs_lock);
+	list_add_tail(&rd->dev_node, &kdev->mrs);
+	spin_unlock(&kdev->mrs_lock);
 
-	page_shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
-	ret = kvreg_map_mrs(reg, rd, page_shift, err);
-	/* Drivers that cannot map huge MR pages get base pages instead. */
-	if (ret && page_shift != PAGE_SHIFT &&
-	    err->reason == KVREG_REASON_DEVICE_REFUSED) {
-		memset(err, 0, sizeof(*err));
-		ret = kvreg_map_mrs(reg, rd, PAGE_SHIFT, err);
+	rd->page_shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
+	rd->planned_mrs = kvreg_plan_mrs(&rd->sgt, offset_in_page(reg->addr),
+					 rd->page_shift,
+					 kvreg_pages_per_mr(kdev, rd->page_shift));
+	if (!rd->planned_mrs) {
+		kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
+		err->limit = kdev->max_mr_size;
+		err->request = reg->length;
+		err->page_shift = rd->page_shift;
+		ret = -ENOSPC;
 	}
+out_unlock:
+	up_read(&kdev->teardown_rwsem);
+	return ret;
+}
+
+/* Second half: create the planned MRs, charge the cgroup, fast-register. */
+int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+			 struct kvreg_error *err)
+{
+	struct kvreg_dev *kdev = rd->dev;
+	enum ib_wc_status wc_status;
+	int ret;
+
+	down_read(&kdev->teardown_rwsem);
+	if (kdev->dead || !rd->mapped) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	ret = kvreg_map_mrs(reg, rd, err);
 	if (ret)
-		goto err_unmap;
-
+		goto out_unlock;
+	ret = kvreg_cg_charge(rd, err);
+	if (ret)
+		goto err_mrs;
 	ret = kvreg_post_mr_wrs(rd, reg->ib_access, false, &wc_status);
 	if (ret) {
 		kvreg_set_error(err, ret == -ENOMEM ?
@@ -247,26 +317,19 @@ int kvreg_reg_dev_setup(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 				KVREG_REASON_DEVICE_NOT_ACTIVE :
 				KVREG_REASON_DEVICE_REFUSED, kdev->index);
 		err->driver_errno = ret;
+		err->wc_status = wc_status;
 		err->page_shift = rd->page_shift;
-		goto err_mrs;
+		goto err_cg;
 	}
-
-	spin_lock(&kdev->mrs_lock);
-	list_add_tail(&rd->dev_node, &kdev->mrs);
-	spin_unlock(&kdev->mrs_lock);
-	atomic64_add(rd->nr_mrs, &kdev->nr_mrs);
-	atomic64_add(rd->nr_mrs, &kvreg_nr_mrs);
 	WRITE_ONCE(rd->live, true);
 	up_read(&kdev->teardown_rwsem);
 	return 0;
 
+err_cg:
+	kvreg_cg_uncharge(rd);
 err_mrs:
 	/* Deregistering also revokes whatever part of the chain completed. */
 	kvreg_free_mrs(rd);
-err_unmap:
-	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
-err_free_sgt:
-	sg_free_table(&rd->sgt);
 out_unlock:
 	up_read(&kdev->teardown_rwsem);
 	return ret;
@@ -278,25 +341,24 @@ void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd)
 	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 
 	down_read(&kdev->teardown_rwsem);
-	if (rd->live) {
-		/*
-		 * Invalidate through the QP first so the keys die in order
-		 * with earlier work; ib_dereg_mr revokes them regardless, so
-		 * a failure here only costs that ordering.
-		 */
-		if (kvreg_post_mr_wrs(rd, 0, true, &wc_status))
-			dev_dbg(&kdev->ibdev->dev,
-				"kvreg: LOCAL_INV failed (status %d)\n",
-				wc_status);
-		kvreg_reg_dev_release(rd);
-	}
+	/*
+	 * Invalidate through the QP first so the keys die in order with
+	 * earlier work; ib_dereg_mr revokes them regardless, so a failure
+	 * here only costs that ordering.
+	 */
+	if (rd->live && kvreg_post_mr_wrs(rd, 0, true, &wc_status))
+		dev_dbg(&kdev->ibdev->dev,
+			"kvreg: LOCAL_INV failed (status %d)\n", wc_status);
+	kvreg_reg_dev_release(rd);
 	up_read(&kdev->teardown_rwsem);
+	kvreg_acct_uncharge_mrs(rd);
 }
 
 void kvreg_reg_dev_revoke(struct kvreg_reg_dev *rd)
 {
 	lockdep_assert_held_write(&rd->dev->teardown_rwsem);
 	kvreg_reg_dev_release(rd);
+	kvreg_acct_uncharge_mrs(rd);
 }
 
 /* The MR whose range holds @va; MRs are sorted by iova and contiguous. */

@@ -28,8 +28,7 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	      struct kvreg_error *err)
 {
 	unsigned long start = reg->addr & PAGE_MASK;
-	unsigned long nr_pages = (PAGE_ALIGN(reg->addr + reg->length) - start)
-				 >> PAGE_SHIFT;
+	unsigned long nr_pages = reg->nr_pages;
 	unsigned int gup_flags = FOLL_LONGTERM;
 	unsigned long done = 0;
 	struct page **page_list;
@@ -79,7 +78,6 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 		done += pinned;
 	}
 	free_page((unsigned long)page_list);
-	reg->nr_pages = nr_pages;
 	atomic64_add(nr_pages, &kvreg_pinned_pages);
 	return 0;
 
@@ -97,5 +95,4 @@ void kvreg_unpin(struct kvreg_reg *reg)
 	kvreg_unpin_table(&reg->pinned.sgt, reg->writable);
 	sg_free_append_table(&reg->pinned);
 	atomic64_sub(reg->nr_pages, &kvreg_pinned_pages);
-	reg->nr_pages = 0;
 }

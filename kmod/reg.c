@@ -41,15 +41,23 @@ static void kvreg_reg_put_devs(struct kvreg_reg *reg)
 	kfree(reg);
 }
 
-static void kvreg_reg_destroy(struct kvreg_reg *reg)
+/* Undo a registration that got as far as its pages being charged. */
+static void kvreg_reg_unwind(struct kvreg_reg *reg, bool pinned)
 {
 	u32 i = reg->nr_devs;
 
 	while (i--)
 		kvreg_reg_dev_teardown(&reg->devs[i]);
-	kvreg_unpin(reg);
-	atomic64_dec(&kvreg_nr_regs);
+	if (pinned)
+		kvreg_unpin(reg);
+	kvreg_acct_uncharge_pages(reg->km, reg->nr_pages);
 	kvreg_reg_put_devs(reg);
+}
+
+static void kvreg_reg_destroy(struct kvreg_reg *reg)
+{
+	atomic64_dec(&kvreg_nr_regs);
+	kvreg_reg_unwind(reg, true);
 }
 
 /*
@@ -74,10 +82,8 @@ static int kvreg_check_register(struct kvreg_register *arg, u64 present)
 	struct kvreg_error *err = &arg->error;
 	u64 missing;
 
-	if (arg->flags)
+	if (arg->flags & ~KVREG_REG_F_ALLOW_OVERLAP)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->reserved)
-		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	if (arg->access & ~KVREG_ACCESS_ALL)
 		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
 	/* Verbs forbid remote write into memory the HCA may not write. */
@@ -100,6 +106,77 @@ static int kvreg_check_register(struct kvreg_register *arg, u64 present)
 				KVREG_NO_DEVICE_INDEX);
 		return -ENODEV;
 	}
+	return 0;
+}
+
+/*
+ * Caller holds kf->lock. Returns the registration identical to @arg (same
+ * range, access and devices), or NULL; an overlapping one that is not
+ * identical fails with -EEXIST unless the caller allowed overlaps.
+ */
+static struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
+					 struct kvreg_register *arg, u64 mask,
+					 int *ret)
+{
+	u64 end = arg->addr + arg->length;
+	struct kvreg_reg *reg;
+	unsigned long id;
+
+	*ret = 0;
+	xa_for_each(&kf->regs, id, reg) {
+		if (reg->addr >= end || arg->addr >= reg->addr + reg->length)
+			continue;
+		if (reg->addr == arg->addr && reg->length == arg->length &&
+		    reg->access == arg->access && reg->dev_mask == mask)
+			return reg;
+		if (arg->flags & KVREG_REG_F_ALLOW_OVERLAP)
+			continue;
+		kvreg_set_error(&arg->error, KVREG_REASON_OVERLAP,
+				KVREG_NO_DEVICE_INDEX);
+		arg->error.address = reg->addr;
+		arg->error.limit = reg->length;
+		arg->error.usage = reg->handle;
+		*ret = -EEXIST;
+		return NULL;
+	}
+	return NULL;
+}
+
+static u32 kvreg_out_flags(struct kvreg_reg *reg)
+{
+	u32 flags = 0, i;
+
+	for (i = 0; i < reg->nr_devs; i++) {
+		if (!READ_ONCE(reg->devs[i].live))
+			continue;
+		if (reg->devs[i].nr_mrs > 1)
+			flags |= KVREG_REG_OUT_SPLIT;
+		if (reg->devs[i].page_shift == PAGE_SHIFT && reg->huge_backed)
+			flags |= KVREG_REG_OUT_HUGE_HINT;
+	}
+	return flags;
+}
+
+/* Caller holds kf->lock: hand out @reg's keys, taking a reference if @dup. */
+static int kvreg_register_out(struct kvreg_file *kf, struct kvreg_reg *reg,
+			      struct kvreg_register *arg, bool dup)
+{
+	int nkeys;
+
+	lockdep_assert_held(&kf->lock);
+	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
+				arg->key_size);
+	if (nkeys < 0) {
+		kvreg_bad_arg(&arg->error, KVREG_ARG_KEYS);
+		return -EFAULT;
+	}
+	if (dup)
+		reg->refs++;
+	arg->handle = reg->handle;
+	arg->nkeys = nkeys;
+	arg->refs = reg->refs;
+	arg->out_flags = kvreg_out_flags(reg) |
+			 (dup ? KVREG_REG_OUT_DUPLICATE : 0);
 	return 0;
 }
 
@@ -143,25 +220,33 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 {
 	struct kvreg_error *err = &arg->error;
 	u64 present = kvreg_devices_present();
-	struct kvreg_reg *reg;
+	struct kvreg_reg *reg, *same;
 	u64 mask, inject;
 	u32 i, bit, id;
-	int ret, nkeys;
+	int ret;
 
 	/* Outputs are written, never read: a struct may be reused. */
 	arg->handle = KVREG_HANDLE_NONE;
 	arg->nkeys = 0;
 	arg->out_flags = 0;
+	arg->refs = 0;
 	ret = kvreg_check_register(arg, present);
 	if (ret)
 		return ret;
 	/* Zero bytes need no pages and no keys: succeed, create nothing. */
-	if (!arg->length) {
-		arg->handle = KVREG_HANDLE_NONE;
+	if (!arg->length)
 		return 0;
-	}
-
 	mask = arg->device_mask ? arg->device_mask : present;
+
+	/* The same buffer again is the same registration, one more ref. */
+	mutex_lock(&kf->lock);
+	same = kvreg_find_same(kf, arg, mask, &ret);
+	if (same)
+		ret = kvreg_register_out(kf, same, arg, true);
+	mutex_unlock(&kf->lock);
+	if (same || ret)
+		return ret;
+
 	reg = kzalloc(struct_size(reg, devs, hweight64(mask)), GFP_KERNEL);
 	if (!reg) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
@@ -174,10 +259,16 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	reg->ib_access = kvreg_access_to_ib(arg->access);
 	reg->writable = arg->access & (KVREG_ACCESS_LOCAL_WRITE |
 				       KVREG_ACCESS_REMOTE_WRITE);
+	reg->dev_mask = mask;
+	reg->km = kf->km;
+	reg->refs = 1;
+	reg->nr_pages = (PAGE_ALIGN(reg->addr + reg->length) -
+			 (reg->addr & PAGE_MASK)) >> PAGE_SHIFT;
 	for_each_set_bit(bit, (unsigned long *)&mask, KVREG_MAX_DEVICES) {
 		struct kvreg_reg_dev *rd = &reg->devs[reg->nr_devs];
 
 		INIT_LIST_HEAD(&rd->dev_node);
+		rd->reg = reg;
 		rd->dev = kvreg_dev_get(bit);
 		if (!rd->dev) {
 			kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, bit);
@@ -187,58 +278,73 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 		reg->nr_devs++;
 	}
 
-	ret = kvreg_pin(reg, kvreg_max_segment(reg), err);
+	/* Refuse before pinning: what the memory is, then what it costs. */
+	ret = kvreg_check_memory(reg, err);
 	if (ret)
 		goto err_put;
+	ret = kvreg_acct_charge_pages(reg->km, reg->nr_pages, err);
+	if (ret)
+		goto err_put;
+	ret = kvreg_pin(reg, kvreg_max_segment(reg), err);
+	if (ret)
+		goto err_uncharge;
+	for (i = 0; i < reg->nr_devs; i++) {
+		ret = kvreg_reg_dev_prepare(reg, &reg->devs[i], err);
+		if (ret)
+			goto err_unwind;
+	}
+	ret = kvreg_acct_charge_mrs(reg, err);
+	if (ret)
+		goto err_unwind;
 
 	inject = READ_ONCE(kvreg_inject_fail_mask);
 	for (i = 0; i < reg->nr_devs; i++) {
-		ret = kvreg_reg_dev_setup(reg, &reg->devs[i], err);
+		ret = kvreg_reg_dev_commit(reg, &reg->devs[i], err);
+		/* Fail after the device is fully set up: the worst case. */
 		if (!ret && (inject & BIT_ULL(reg->devs[i].dev->index))) {
-			/* Fail after the device is fully set up: worst case. */
-			kvreg_reg_dev_teardown(&reg->devs[i]);
 			kvreg_set_error(err, KVREG_REASON_FAULT_INJECTED,
 					reg->devs[i].dev->index);
 			ret = -EIO;
 		}
 		if (ret)
-			goto err_devs;
+			goto err_unwind;
 	}
 
+	/* Authoritative: another thread may have registered meanwhile. */
 	mutex_lock(&kf->lock);
+	same = kvreg_find_same(kf, arg, mask, &ret);
+	if (same || ret) {
+		if (same)
+			ret = kvreg_register_out(kf, same, arg, true);
+		mutex_unlock(&kf->lock);
+		kvreg_reg_unwind(reg, true);
+		return ret;
+	}
 	ret = xa_alloc_cyclic(&kf->regs, &id, reg, xa_limit_31b,
 			      &kf->next_handle, GFP_KERNEL);
 	if (ret < 0) {
 		mutex_unlock(&kf->lock);
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
-		goto err_devs;
+		goto err_unwind;
 	}
 	reg->handle = id;
 	/* Under the lock: nobody may deregister it before the keys are out. */
-	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
-				arg->key_size);
-	if (nkeys < 0) {
+	ret = kvreg_register_out(kf, reg, arg, false);
+	if (ret) {
 		xa_erase(&kf->regs, id);
 		mutex_unlock(&kf->lock);
-		kvreg_bad_arg(err, KVREG_ARG_KEYS);
-		ret = -EFAULT;
-		goto err_devs;
+		goto err_unwind;
 	}
 	atomic64_inc(&kvreg_nr_regs);
 	mutex_unlock(&kf->lock);
-
-	arg->handle = id;
-	arg->nkeys = nkeys;
-	for (i = 0; i < reg->nr_devs; i++)
-		if (reg->devs[i].nr_mrs > 1)
-			arg->out_flags |= KVREG_REG_OUT_SPLIT;
 	return 0;
 
-err_devs:
-	while (i--)
-		kvreg_reg_dev_teardown(&reg->devs[i]);
-	kvreg_unpin(reg);
+err_unwind:
+	kvreg_reg_unwind(reg, true);
+	return ret;
+err_uncharge:
+	kvreg_acct_uncharge_pages(reg->km, reg->nr_pages);
 err_put:
 	kvreg_reg_put_devs(reg);
 	return ret;
@@ -247,22 +353,28 @@ err_put:
 int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 		     struct kvreg_error *err)
 {
-	struct kvreg_reg *reg = NULL;
+	struct kvreg_reg *reg;
+	int ret = 0;
 
 	if (handle == KVREG_HANDLE_NONE)
 		return 0;
-	if (handle <= U32_MAX) {
-		mutex_lock(&kf->lock);
-		reg = xa_erase(&kf->regs, handle);
-		mutex_unlock(&kf->lock);
-	}
-	if (!reg) {
+	mutex_lock(&kf->lock);
+	reg = kvreg_reg_lookup(kf, handle);
+	if (reg && --reg->refs)
+		reg = NULL;	/* still referenced: nothing to release */
+	else if (reg)
+		xa_erase(&kf->regs, handle);
+	else
+		ret = -ENOENT;
+	mutex_unlock(&kf->lock);
+	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
 				KVREG_NO_DEVICE_INDEX);
 		err->argument = KVREG_ARG_HANDLE;
-		return -ENOENT;
+		return ret;
 	}
-	kvreg_reg_destroy(reg);
+	if (reg)
+		kvreg_reg_destroy(reg);
 	return 0;
 }
 
@@ -305,6 +417,8 @@ int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg)
 	for (i = 0; i < reg->nr_devs; i++)
 		if (READ_ONCE(reg->devs[i].live))
 			arg->device_mask |= BIT_ULL(reg->devs[i].dev->index);
+	arg->refs = reg->refs;
+	arg->out_flags = kvreg_out_flags(reg);
 	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
 				arg->key_size);
 	if (nkeys < 0) {
@@ -333,6 +447,7 @@ void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st)
 				st->file_mrs += reg->devs[i].nr_mrs;
 	}
 	mutex_unlock(&kf->lock);
+	kvreg_acct_stats(kf->km, st);
 }
 
 /* The last reference to the file is gone: no ioctl can be running. */

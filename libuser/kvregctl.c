@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /* kvregctl: look at kvreg from the shell. */
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,39 @@ static int kvregctl_devices(struct kvreg *kv)
 	return 0;
 }
 
+static const char *kvregctl_bytes(uint64_t v, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	int u = 0;
+
+	if (v == KVREG_UNLIMITED)
+		return "unlimited";
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", d, units[u]);
+	return buf;
+}
+
+static void kvregctl_row(const char *what, uint64_t used, uint64_t limit,
+			 bool bytes)
+{
+	char u[32], l[32];
+
+	if (bytes)
+		printf("%-26s %12s of %s\n", what,
+		       kvregctl_bytes(used, u, sizeof(u)),
+		       kvregctl_bytes(limit, l, sizeof(l)));
+	else if (limit == KVREG_UNLIMITED)
+		printf("%-26s %12llu of unlimited\n", what,
+		       (unsigned long long)used);
+	else
+		printf("%-26s %12llu of %llu\n", what,
+		       (unsigned long long)used, (unsigned long long)limit);
+}
+
 static int kvregctl_stats(struct kvreg *kv)
 {
 	struct kvreg_error err;
@@ -59,39 +94,241 @@ static int kvregctl_stats(struct kvreg *kv)
 	ret = kvreg_stats(kv, &st, &err);
 	if (ret)
 		return kvregctl_fail("stats", &err, ret);
-	printf("devices         %u\n", st.devices);
-	printf("registrations   %llu\n", (unsigned long long)st.registrations);
-	printf("pinned_pages    %llu\n", (unsigned long long)st.pinned_pages);
-	printf("mrs             %llu\n", (unsigned long long)st.mrs);
+	printf("this process\n");
+	kvregctl_row("  MRs", st.proc_mrs, st.proc_max_mrs, false);
+	kvregctl_row("  pinned", st.proc_pinned_bytes,
+		     st.proc_max_pinned_bytes, true);
+	kvregctl_row("  RLIMIT_MEMLOCK", st.memlock_used, st.memlock_limit,
+		     true);
+	printf("host (all processes)\n");
+	kvregctl_row("  pinned", st.pinned_pages * 4096,
+		     st.host_max_pinned_bytes, true);
+	printf("  %-24s %12llu\n", "registrations",
+	       (unsigned long long)st.registrations);
+	printf("  %-24s %12llu\n", "MRs", (unsigned long long)st.mrs);
+	printf("  %-24s %12u\n", "devices", st.devices);
+	printf("  %-24s %11u%%\n", "device MRs kept for others",
+	       st.device_mr_reserve_percent);
 	return 0;
+}
+
+static int kvregctl_ps(struct kvreg *kv)
+{
+	struct kvreg_proc_info procs[256];
+	struct kvreg_error err;
+	unsigned int n, i;
+	char p[32], m[32];
+	int ret;
+
+	ret = kvreg_procs(kv, procs, 256, &n, &err);
+	if (ret)
+		return kvregctl_fail("ps", &err, ret);
+	printf("%-8s %-16s %5s %6s %14s %14s\n", "PID", "COMMAND", "FILES",
+	       "REGS", "MRS", "PINNED");
+	for (i = 0; i < n && i < 256; i++) {
+		char mrs[32];
+
+		snprintf(mrs, sizeof(mrs), "%llu/%llu",
+			 (unsigned long long)procs[i].mrs,
+			 (unsigned long long)procs[i].max_mrs);
+		printf("%-8u %-16.16s %5u %6llu %14s %6s/%-7s\n", procs[i].pid,
+		       procs[i].comm, procs[i].files,
+		       (unsigned long long)procs[i].registrations, mrs,
+		       kvregctl_bytes(procs[i].pinned_bytes, p, sizeof(p)),
+		       kvregctl_bytes(procs[i].max_pinned_bytes, m, sizeof(m)));
+	}
+	return 0;
+}
+
+/* "64M", "1G", "4096": bytes. */
+static int kvregctl_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+	int shift = 0;
+
+	switch (*end) {
+	case 'T': case 't': shift += 10; /* fall through */
+	case 'G': case 'g': shift += 10; /* fall through */
+	case 'M': case 'm': shift += 10; /* fall through */
+	case 'K': case 'k': shift += 10; end++; break;
+	default: break;
+	}
+	if (end == s || *end || !v)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static uint64_t kvregctl_read_u64(const char *path, uint64_t fallback)
+{
+	unsigned long long v;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return fallback;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = fallback;
+	fclose(f);
+	return v;
+}
+
+static bool kvregctl_verdict(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s ", ok ? "ok  " : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	return ok;
+}
+
+/*
+ * What a registration of SIZE bytes on every device would need, against
+ * every limit kvreg applies. MRs are counted for the worst case of the
+ * chosen page size (a split leaves one page to the next MR).
+ */
+static int kvregctl_check(struct kvreg *kv, uint64_t size, bool hugetlb)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	const uint64_t page = hugetlb ? 2ULL << 20 : 4096;
+	uint64_t pages = (size + page - 1) / page, need_mrs = 0;
+	uint64_t cap = kvregctl_read_u64(
+		"/sys/module/kvreg/parameters/max_mrs_per_device", 0);
+	struct kvreg_error err;
+	struct kvreg_stats st;
+	unsigned int n, i;
+	char a[32], b[32], c[32];
+	bool ok = true;
+	int ret;
+
+	ret = kvreg_devices(kv, devs, KVREG_MAX_DEVICES, &n, &err);
+	if (!ret)
+		ret = kvreg_stats(kv, &st, &err);
+	if (ret)
+		return kvregctl_fail("check", &err, ret);
+	kvregctl_verdict(true, "kvreg module loaded, ABI %u",
+			 kvreg_module_abi_version(kv));
+
+	ok &= kvregctl_verdict(n > 0, "RDMA devices: %u", n);
+	for (i = 0; i < n && i < KVREG_MAX_DEVICES; i++) {
+		uint64_t per = devs[i].max_fast_reg_page_list_len - 1;
+		uint64_t mrs = pages <= per + 1 ? 1 : (pages + per - 1) / per;
+		uint64_t limit = cap ? cap : (uint64_t)devs[i].max_mr *
+				 (100 - st.device_mr_reserve_percent) / 100;
+
+		ok &= kvregctl_verdict(devs[i].port_state == 4 &&
+				       (devs[i].flags & KVREG_DEVICE_F_READY),
+				       "device %u %s: port %s, kernel QP %s",
+				       devs[i].index, devs[i].name,
+				       devs[i].port_state == 4 ? "ACTIVE" :
+				       "not active",
+				       devs[i].flags & KVREG_DEVICE_F_READY ?
+				       "ready" : "not ready");
+		ok &= kvregctl_verdict(devs[i].mrs_in_use + mrs <= limit,
+				       "device %u MRs: %llu in use of %llu "
+				       "kvreg may use, needs %llu",
+				       devs[i].index,
+				       (unsigned long long)devs[i].mrs_in_use,
+				       (unsigned long long)limit,
+				       (unsigned long long)mrs);
+		need_mrs += mrs;
+	}
+	if (st.memlock_limit == 0)
+		ok &= kvregctl_verdict(false, "RLIMIT_MEMLOCK is 0: this "
+				       "user may not pin memory (ulimit -l, "
+				       "LimitMEMLOCK=, CAP_IPC_LOCK)");
+	else
+		ok &= kvregctl_verdict(st.memlock_limit == KVREG_UNLIMITED ||
+				       st.memlock_used + size <=
+				       st.memlock_limit,
+				       "RLIMIT_MEMLOCK: %s locked of %s, needs %s",
+				       kvregctl_bytes(st.memlock_used, a, 32),
+				       kvregctl_bytes(st.memlock_limit, b, 32),
+				       kvregctl_bytes(size, c, 32));
+	ok &= kvregctl_verdict(st.proc_pinned_bytes + size <=
+			       st.proc_max_pinned_bytes,
+			       "process pinned budget: %s of %s, needs %s",
+			       kvregctl_bytes(st.proc_pinned_bytes, a, 32),
+			       kvregctl_bytes(st.proc_max_pinned_bytes, b, 32),
+			       kvregctl_bytes(size, c, 32));
+	ok &= kvregctl_verdict(st.proc_mrs + need_mrs <= st.proc_max_mrs,
+			       "process MR budget: %llu of %llu, needs %llu",
+			       (unsigned long long)st.proc_mrs,
+			       (unsigned long long)st.proc_max_mrs,
+			       (unsigned long long)need_mrs);
+	ok &= kvregctl_verdict(st.pinned_pages * 4096 + size <=
+			       st.host_max_pinned_bytes,
+			       "host pinning ceiling: %s of %s, needs %s",
+			       kvregctl_bytes(st.pinned_pages * 4096, a, 32),
+			       kvregctl_bytes(st.host_max_pinned_bytes, b, 32),
+			       kvregctl_bytes(size, c, 32));
+	if (hugetlb) {
+		uint64_t free_pages = kvregctl_read_u64(
+			"/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+			0);
+
+		ok &= kvregctl_verdict(free_pages >= pages,
+				       "free 2 MiB hugepages: %llu, needs %llu",
+				       (unsigned long long)free_pages,
+				       (unsigned long long)pages);
+	}
+	printf("%s\n", ok ? "a registration of this size would succeed" :
+	       "a registration of this size would fail");
+	return ok ? 0 : 1;
 }
 
 static void kvregctl_usage(FILE *out)
 {
-	fprintf(out, "usage: kvregctl devices|stats\n"
+	fprintf(out, "usage: kvregctl devices | stats | ps | check SIZE [--hugetlb]\n"
 		"  devices  RDMA devices kvreg uses, with their limits\n"
-		"  stats    host-wide registrations, pinned pages and MRs\n");
+		"  stats    this process's usage against every limit, and the host's\n"
+		"  ps       every process using kvreg (needs CAP_SYS_ADMIN)\n"
+		"  check    start-up pre-flight: would registering SIZE bytes (64M, 2G)\n"
+		"           on every device succeed? exit 0 only if it would\n");
 }
 
 int main(int argc, char **argv)
 {
 	struct kvreg_error err;
+	bool hugetlb = false;
 	struct kvreg *kv;
+	uint64_t size = 0;
 	int ret;
 
-	if (argc != 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		kvregctl_usage(argc == 2 ? stdout : stderr);
 		return argc == 2 ? 0 : 2;
 	}
-	if (strcmp(argv[1], "devices") && strcmp(argv[1], "stats")) {
+	if (!strcmp(argv[1], "check")) {
+		if (argc < 3 || kvregctl_parse_size(argv[2], &size) ||
+		    (argc == 4 && strcmp(argv[3], "--hugetlb")) || argc > 4) {
+			kvregctl_usage(stderr);
+			return 2;
+		}
+		hugetlb = argc == 4;
+	} else if (argc != 2 || (strcmp(argv[1], "devices") &&
+				 strcmp(argv[1], "stats") &&
+				 strcmp(argv[1], "ps"))) {
 		kvregctl_usage(stderr);
 		return 2;
 	}
 	ret = kvreg_open(&kv, &err);
-	if (ret)
+	if (ret) {
+		if (size)
+			printf("FAIL ");
 		return kvregctl_fail("open", &err, ret);
-	ret = !strcmp(argv[1], "devices") ? kvregctl_devices(kv) :
-					     kvregctl_stats(kv);
+	}
+	if (size)
+		ret = kvregctl_check(kv, size, hugetlb);
+	else if (!strcmp(argv[1], "devices"))
+		ret = kvregctl_devices(kv);
+	else if (!strcmp(argv[1], "stats"))
+		ret = kvregctl_stats(kv);
+	else
+		ret = kvregctl_ps(kv);
 	kvreg_close(kv);
 	return ret;
 }

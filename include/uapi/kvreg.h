@@ -44,8 +44,24 @@ enum kvreg_reason {
 	KVREG_REASON_TRANSFER_FAILED	= 11,	/* work completion error */
 	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs fault injection */
 	KVREG_REASON_NOT_PERMITTED	= 13,	/* needs a capability */
-	KVREG_REASON_TOO_LARGE		= 14,	/* exceeds a device limit */
+	KVREG_REASON_TOO_LARGE		= 14,	/* limit: max_mr_size */
+	KVREG_REASON_PROC_MR_BUDGET	= 15,	/* limit, usage, request: MRs */
+	KVREG_REASON_PROC_BYTES_BUDGET	= 16,	/* limit, usage, request: bytes */
+	KVREG_REASON_HOST_CEILING	= 17,	/* bytes pinned, all processes */
+	KVREG_REASON_DEVICE_MR_RESERVE	= 18,	/* MRs kvreg may use on a device */
+	KVREG_REASON_MEMLOCK_EXCEEDED	= 19,	/* RLIMIT_MEMLOCK, bytes */
+	KVREG_REASON_MEMLOCK_ZERO	= 20,	/* RLIMIT_MEMLOCK is 0 */
+	KVREG_REASON_RDMA_CGROUP	= 21,	/* rdma.max hca_object; request */
+	KVREG_REASON_DEVICE_EXHAUSTED	= 22,	/* driver out of MRs/memory */
+	KVREG_REASON_NOT_HOST_MEMORY	= 23,	/* VM_IO/VM_PFNMAP at address */
+	KVREG_REASON_FILE_BACKED	= 24,	/* file mapping at address */
+	KVREG_REASON_READ_ONLY		= 25,	/* write access, read-only map */
+	KVREG_REASON_OVERLAP		= 26,	/* address, limit: existing */
+	KVREG_REASON_FOREIGN_PROCESS	= 27,	/* fd used outside its process */
 };
+
+/* A limit that does not apply. */
+#define KVREG_UNLIMITED		(~0ULL)
 
 /* Which argument KVREG_REASON_BAD_ARGUMENT refers to. */
 enum kvreg_argument {
@@ -132,8 +148,15 @@ struct kvreg_key {
 	__u64 length;
 };
 
-/* Set in kvreg_register.out_flags when a device needed several MRs. */
-#define KVREG_REG_OUT_SPLIT	(1U << 0)
+/* kvreg_register.flags: register even if the range overlaps another. */
+#define KVREG_REG_F_ALLOW_OVERLAP	(1U << 0)
+
+/* kvreg_register.out_flags and kvreg_query.out_flags */
+#define KVREG_REG_OUT_SPLIT	(1U << 0)	/* a device needed several MRs */
+#define KVREG_REG_OUT_DUPLICATE	(1U << 1)	/* existing one, one more ref */
+/* 4 KiB MR pages on memory backed by huge pages: 2 MiB alignment of the
+ * address and length would have allowed 2 MiB MR pages. */
+#define KVREG_REG_OUT_HUGE_HINT	(1U << 2)
 
 /* KVREG_IOC_REGISTER */
 struct kvreg_register {
@@ -149,11 +172,11 @@ struct kvreg_register {
 	__u32 nkeys;		/* out: MRs created; QUERY returns them all */
 	__u64 handle;		/* out */
 	__u32 out_flags;	/* out: KVREG_REG_OUT_* */
-	__u32 reserved;
+	__u32 refs;		/* out: references held on the handle */
 	struct kvreg_error error;
 };
 
-/* KVREG_IOC_DEREGISTER */
+/* KVREG_IOC_DEREGISTER: drops one reference; the last one releases. */
 struct kvreg_deregister {
 	__u32 size;
 	__u32 flags;
@@ -176,6 +199,8 @@ struct kvreg_query {
 	__u64 device_mask;	/* out: devices whose MRs are live */
 	__u32 access;
 	__u32 nkeys;		/* out: live MRs, all devices */
+	__u32 refs;		/* out */
+	__u32 out_flags;	/* out: KVREG_REG_OUT_* */
 	struct kvreg_error error;
 };
 
@@ -209,18 +234,70 @@ struct kvreg_transfer {
 	struct kvreg_error error;
 };
 
-/* KVREG_IOC_STATS */
+/* KVREG_IOC_STATS: usage against every limit that applies to the caller. */
 struct kvreg_stats {
 	__u32 size;
 	__u32 flags;
-	__u64 pinned_pages;		/* host-wide, kvreg only */
-	__u64 registrations;		/* host-wide */
-	__u64 mrs;			/* host-wide device MRs */
-	__u64 file_pinned_pages;	/* this open file */
+	/* Host-wide, kvreg only. */
+	__u64 pinned_pages;
+	__u64 registrations;
+	__u64 mrs;
+	__u64 host_max_pinned_bytes;
+	/* This open file. */
+	__u64 file_pinned_pages;
 	__u64 file_registrations;
 	__u64 file_mrs;
+	/* This process: every file it opened shares one budget. */
+	__u64 proc_pinned_bytes;
+	__u64 proc_max_pinned_bytes;
+	__u64 proc_mrs;
+	__u64 proc_max_mrs;
+	/* RLIMIT_MEMLOCK of the caller (KVREG_UNLIMITED with CAP_IPC_LOCK)
+	 * and what its mm has charged, by kvreg and every other pinner. */
+	__u64 memlock_limit;
+	__u64 memlock_used;
 	__u32 devices;
+	__u32 device_mr_reserve_percent;	/* share of max_mr kept free */
+};
+
+#define KVREG_BUDGET_F_MRS	(1U << 0)	/* set max_mrs */
+#define KVREG_BUDGET_F_BYTES	(1U << 1)	/* set max_pinned_bytes */
+#define KVREG_BUDGET_F_DEFAULTS	(1U << 2)	/* follow module defaults again */
+
+/*
+ * KVREG_IOC_SET_BUDGET: a process may lower its own budget; raising it
+ * above the module defaults needs CAP_SYS_RESOURCE. On return both fields
+ * hold the budget now in force.
+ */
+struct kvreg_budget {
+	__u32 size;
+	__u32 flags;		/* KVREG_BUDGET_F_* */
+	__u64 max_mrs;
+	__u64 max_pinned_bytes;
+	struct kvreg_error error;
+};
+
+/* One process using kvreg, as KVREG_IOC_PROCS lists them. */
+struct kvreg_proc_info {
+	__u32 pid;
+	__u32 files;		/* open /dev/kvreg files */
+	char comm[16];
+	__u64 registrations;
+	__u64 mrs;
+	__u64 max_mrs;
+	__u64 pinned_bytes;
+	__u64 max_pinned_bytes;
+};
+
+/* KVREG_IOC_PROCS: every process's usage; needs CAP_SYS_ADMIN. */
+struct kvreg_procs {
+	__u32 size;
+	__u32 flags;
+	__u32 count;		/* out: processes (may exceed capacity) */
+	__u32 capacity;
+	__u32 entry_size;	/* sizeof(struct kvreg_proc_info) */
 	__u32 reserved;
+	__u64 entries;
 };
 
 #define KVREG_IOC_MAGIC		0xCB
@@ -231,5 +308,7 @@ struct kvreg_stats {
 #define KVREG_IOC_QUERY		_IO(KVREG_IOC_MAGIC, 0x04)
 #define KVREG_IOC_TRANSFER	_IO(KVREG_IOC_MAGIC, 0x05)
 #define KVREG_IOC_STATS		_IO(KVREG_IOC_MAGIC, 0x06)
+#define KVREG_IOC_SET_BUDGET	_IO(KVREG_IOC_MAGIC, 0x07)
+#define KVREG_IOC_PROCS		_IO(KVREG_IOC_MAGIC, 0x08)
 
 #endif /* _UAPI_KVREG_H */

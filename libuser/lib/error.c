@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,9 +56,47 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_FAULT_INJECTED, "fault injected",
 	  "clear /sys/kernel/debug/kvreg/inject_fail_mask" },
 	{ KVREG_REASON_NOT_PERMITTED, "operation not permitted",
-	  "raw remote keys need CAP_SYS_ADMIN" },
-	{ KVREG_REASON_TOO_LARGE, "exceeds a device limit",
-	  "register less, or on a device with a larger max_mr_size" },
+	  "raising a budget above the module default needs "
+	  "CAP_SYS_RESOURCE; raw remote keys and the process list need "
+	  "CAP_SYS_ADMIN" },
+	{ KVREG_REASON_TOO_LARGE, "exceeds the device's max_mr_size",
+	  "register on a device with a larger max_mr_size" },
+	{ KVREG_REASON_PROC_MR_BUDGET, "per-process MR budget exceeded",
+	  "deregister unused buffers or raise kvreg.max_mrs_per_process" },
+	{ KVREG_REASON_PROC_BYTES_BUDGET,
+	  "per-process pinned-memory budget exceeded",
+	  "deregister unused buffers or raise kvreg.max_bytes_per_process" },
+	{ KVREG_REASON_HOST_CEILING, "host-wide kvreg pinning ceiling reached",
+	  "wait for other processes to release memory or raise "
+	  "kvreg.host_max_bytes" },
+	{ KVREG_REASON_DEVICE_MR_RESERVE, "device MR reserve reached",
+	  "deregister unused buffers, lower kvreg.device_mr_reserve_percent "
+	  "or set kvreg.max_mrs_per_device" },
+	{ KVREG_REASON_MEMLOCK_EXCEEDED, "RLIMIT_MEMLOCK exceeded",
+	  "raise the memlock limit (ulimit -l, LimitMEMLOCK= in systemd, "
+	  "--ulimit memlock in containers) or grant CAP_IPC_LOCK" },
+	{ KVREG_REASON_MEMLOCK_ZERO, "RLIMIT_MEMLOCK is 0",
+	  "this process may not pin memory at all: raise the memlock limit "
+	  "(ulimit -l, LimitMEMLOCK=, --ulimit memlock) or grant CAP_IPC_LOCK" },
+	{ KVREG_REASON_RDMA_CGROUP, "rdma cgroup limit reached",
+	  "raise hca_object in the cgroup's rdma.max" },
+	{ KVREG_REASON_DEVICE_EXHAUSTED, "RDMA device out of resources",
+	  "deregister unused buffers; 'rdma resource show mr' shows who "
+	  "holds the device's MRs" },
+	{ KVREG_REASON_NOT_HOST_MEMORY, "not host memory",
+	  "device memory (a GPU or PCI BAR mapping) cannot be registered; "
+	  "register host memory (anonymous, memfd, hugetlb)" },
+	{ KVREG_REASON_FILE_BACKED, "file-backed memory",
+	  "long-term pins of file pages are refused; use anonymous, "
+	  "memfd/shmem or hugetlbfs memory" },
+	{ KVREG_REASON_READ_ONLY, "read-only memory",
+	  "map it writable, or register it with remote read access only" },
+	{ KVREG_REASON_OVERLAP, "overlaps an existing registration",
+	  "register exactly the same range to share it, deregister the "
+	  "other first, or pass KVREG_REG_F_ALLOW_OVERLAP" },
+	{ KVREG_REASON_FOREIGN_PROCESS, "/dev/kvreg file of another process",
+	  "open /dev/kvreg in this process; a file is not shared across "
+	  "fork or fd passing" },
 	{ KVREG_REASON_MODULE_NOT_LOADED, "kvreg module not loaded",
 	  "load it with 'modprobe kvreg' (install it with DKMS, see the "
 	  "README)" },
@@ -66,7 +105,7 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_NOT_OPEN, "kvreg not open",
 	  "call kvreg_open() first and check its result" },
 	{ KVREG_REASON_DEVICE_ACCESS, "cannot use /dev/kvreg",
-	  "run as a user allowed to open /dev/kvreg (root by default)" },
+	  "check the permissions of /dev/kvreg (0666 by default)" },
 	{ KVREG_REASON_NO_MEMORY, "out of memory in libkvreg",
 	  "free memory in this process" },
 };
@@ -88,10 +127,51 @@ const char *kvreg_strerror(uint32_t reason)
 	return t ? t->name : "unknown kvreg reason";
 }
 
+/* Bytes as an exact binary unit when there is one: "64 MiB", "5000 bytes". */
+static const char *kvreg_bytes(uint64_t v, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	int u = -1;
+
+	if (v == KVREG_UNLIMITED)
+		return "unlimited";
+	while (u < 3 && v >= 1024 && !(v % 1024)) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+	else
+		snprintf(buf, size, "%llu %s", (unsigned long long)v, units[u]);
+	return buf;
+}
+
+/* "U of L <what>, this registration needs R more" */
+static void kvreg_usage_clause(char *buf, size_t size,
+			       const struct kvreg_error *err, bool bytes,
+			       const char *what)
+{
+	char u[32], l[32], r[32];
+
+	if (bytes)
+		snprintf(buf, size,
+			 ": %s of %s %s, this registration needs %s more",
+			 kvreg_bytes(err->usage, u, sizeof(u)),
+			 kvreg_bytes(err->limit, l, sizeof(l)), what,
+			 kvreg_bytes(err->request, r, sizeof(r)));
+	else
+		snprintf(buf, size,
+			 ": %llu of %llu %s, this registration needs %llu more",
+			 (unsigned long long)err->usage,
+			 (unsigned long long)err->limit, what,
+			 (unsigned long long)err->request);
+}
+
 /* The numbers that go with a reason, as one clause; "" when none. */
 static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 				size_t size)
 {
+	char l[32], r[32];
 	const char *arg;
 
 	buf[0] = '\0';
@@ -106,15 +186,63 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 		snprintf(buf, size, ": first bad page at 0x%llx",
 			 (unsigned long long)err->address);
 		break;
+	case KVREG_REASON_NOT_HOST_MEMORY:
+		snprintf(buf, size, " at 0x%llx (VM_IO/VM_PFNMAP mapping)",
+			 (unsigned long long)err->address);
+		break;
+	case KVREG_REASON_FILE_BACKED:
+	case KVREG_REASON_READ_ONLY:
+		snprintf(buf, size, " at 0x%llx",
+			 (unsigned long long)err->address);
+		break;
+	case KVREG_REASON_OVERLAP:
+		snprintf(buf, size,
+			 ": registration %llu covers [0x%llx, 0x%llx)",
+			 (unsigned long long)err->usage,
+			 (unsigned long long)err->address,
+			 (unsigned long long)(err->address + err->limit));
+		break;
 	case KVREG_REASON_OUT_OF_RANGE:
 		snprintf(buf, size, ": the range ends at byte %llu of %llu",
 			 (unsigned long long)err->request,
 			 (unsigned long long)err->limit);
 		break;
 	case KVREG_REASON_TOO_LARGE:
-		snprintf(buf, size, ": %llu bytes requested, device limit %llu",
-			 (unsigned long long)err->request,
-			 (unsigned long long)err->limit);
+		snprintf(buf, size, ": %s requested, max_mr_size %s",
+			 kvreg_bytes(err->request, r, sizeof(r)),
+			 kvreg_bytes(err->limit, l, sizeof(l)));
+		break;
+	case KVREG_REASON_PROC_MR_BUDGET:
+		kvreg_usage_clause(buf, size, err, false, "MRs in use");
+		break;
+	case KVREG_REASON_DEVICE_MR_RESERVE:
+		kvreg_usage_clause(buf, size, err, false,
+				   "MRs kvreg may use there in use");
+		break;
+	case KVREG_REASON_PROC_BYTES_BUDGET:
+		kvreg_usage_clause(buf, size, err, true, "pinned");
+		break;
+	case KVREG_REASON_HOST_CEILING:
+		kvreg_usage_clause(buf, size, err, true,
+				   "pinned by all processes");
+		break;
+	case KVREG_REASON_MEMLOCK_EXCEEDED:
+		kvreg_usage_clause(buf, size, err, true, "locked");
+		break;
+	case KVREG_REASON_MEMLOCK_ZERO:
+		snprintf(buf, size, ": this registration needs %s",
+			 kvreg_bytes(err->request, r, sizeof(r)));
+		break;
+	case KVREG_REASON_RDMA_CGROUP:
+		snprintf(buf, size,
+			 ": rdma.max allowed %llu of the %llu MRs this "
+			 "registration needs there",
+			 (unsigned long long)err->usage,
+			 (unsigned long long)err->request);
+		break;
+	case KVREG_REASON_FOREIGN_PROCESS:
+		snprintf(buf, size, ": it belongs to process %llu",
+			 (unsigned long long)err->usage);
 		break;
 	case KVREG_REASON_ABI_MISMATCH:
 		snprintf(buf, size,
@@ -131,7 +259,14 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 		snprintf(buf, size, ": work completion status %u",
 			 err->wc_status);
 		break;
+	case KVREG_REASON_NOT_PERMITTED:
+		if (err->request)
+			snprintf(buf, size, ": asked for %llu, default %llu",
+				 (unsigned long long)err->request,
+				 (unsigned long long)err->limit);
+		break;
 	case KVREG_REASON_DEVICE_REFUSED:
+	case KVREG_REASON_DEVICE_EXHAUSTED:
 		snprintf(buf, size, ": driver error %d", err->driver_errno);
 		break;
 	case KVREG_REASON_MODULE_NOT_LOADED:
@@ -142,24 +277,36 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 	}
 }
 
+/* "EDQUOT", not "Disk quota exceeded": the name is what people search. */
+static const char *kvreg_errno_name(int errnum, char *buf, size_t size)
+{
+	const char *name = strerrorname_np(errnum < 0 ? -errnum : errnum);
+
+	if (name)
+		return name;
+	snprintf(buf, size, "errno %d", errnum < 0 ? -errnum : errnum);
+	return buf;
+}
+
 int kvreg_format_error(const struct kvreg_error *err, int errnum,
 		       char *buf, size_t size)
 {
 	const struct kvreg_reason_text *t;
-	char detail[160], device[48] = "";
+	char detail[256], device[48] = "", name[32];
 
 	if (!err || err->reason == KVREG_REASON_NONE)
 		return snprintf(buf, size, "%s", errnum ?
 				strerror(errnum < 0 ? -errnum : errnum) :
 				"success");
 	t = kvreg_reason_lookup(err->reason);
+	/* Unknown to this library: by number, never as another reason. */
 	if (!t)
 		return snprintf(buf, size, "kvreg reason %u (%s)", err->reason,
-				strerror(errnum < 0 ? -errnum : errnum));
+				kvreg_errno_name(errnum, name, sizeof(name)));
 	kvreg_format_detail(err, detail, sizeof(detail));
 	if (err->device_index != KVREG_NO_DEVICE_INDEX)
 		snprintf(device, sizeof(device), " on device %u",
 			 err->device_index);
 	return snprintf(buf, size, "%s%s%s (%s); %s", t->name, device, detail,
-			strerror(errnum < 0 ? -errnum : errnum), t->fix);
+			kvreg_errno_name(errnum, name, sizeof(name)), t->fix);
 }

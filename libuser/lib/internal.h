@@ -14,6 +14,7 @@ struct kvreg_mr {
 	uint64_t addr;
 	uint64_t length;
 	uint32_t out_flags;
+	uint32_t refs;
 	unsigned int nkeys;
 	struct kvreg_key keys[];
 };

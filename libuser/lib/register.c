@@ -18,8 +18,17 @@ int kvreg_register(struct kvreg *kv, const void *addr, uint64_t length,
 		   uint32_t access, uint64_t device_mask,
 		   struct kvreg_mr **mrp, struct kvreg_error *err)
 {
+	return kvreg_register_flags(kv, addr, length, access, device_mask, 0,
+				    mrp, err);
+}
+
+int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
+			 uint32_t access, uint64_t device_mask, uint32_t flags,
+			 struct kvreg_mr **mrp, struct kvreg_error *err)
+{
 	struct kvreg_register arg = {
 		.size = sizeof(arg),
+		.flags = flags,
 		.addr = (uintptr_t)addr,
 		.length = length,
 		.access = access,
@@ -50,6 +59,7 @@ int kvreg_register(struct kvreg *kv, const void *addr, uint64_t length,
 	mr->addr = arg.addr;
 	mr->length = arg.length;
 	mr->out_flags = arg.out_flags;
+	mr->refs = arg.refs;
 	mr->nkeys = arg.nkeys;
 	if (arg.nkeys <= KVREG_KEYS_FIRST_TRY) {
 		*mrp = mr;
@@ -131,6 +141,11 @@ uint64_t kvreg_mr_handle(const struct kvreg_mr *mr)
 uint32_t kvreg_mr_flags(const struct kvreg_mr *mr)
 {
 	return mr ? mr->out_flags : 0;
+}
+
+uint32_t kvreg_mr_refs(const struct kvreg_mr *mr)
+{
+	return mr ? mr->refs : 0;
 }
 
 const struct kvreg_key *kvreg_mr_keys(const struct kvreg_mr *mr,

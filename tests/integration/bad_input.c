@@ -60,8 +60,10 @@ int main(void)
 	/* Transfers: out of range, and without the access needed. */
 	CHECK_OK(kvreg_register(kv, q, 2 * SZ_4K, KVREG_ACCESS_ALL,
 				1ULL << dev, &mr, &err), &err);
-	CHECK_OK(kvreg_register(kv, q, SZ_4K, KVREG_ACCESS_REMOTE_READ,
-				1ULL << dev, &ro, &err), &err);
+	/* A read-only view of the same pages: an overlap, asked for. */
+	CHECK_OK(kvreg_register_flags(kv, q, SZ_4K, KVREG_ACCESS_REMOTE_READ,
+				      1ULL << dev, KVREG_REG_F_ALLOW_OVERLAP,
+				      &ro, &err), &err);
 	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, dev, mr, SZ_4K, mr, 0,
 				   SZ_4K + 1, &err), &err, ERANGE,
 		    KVREG_REASON_OUT_OF_RANGE);

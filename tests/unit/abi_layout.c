@@ -22,9 +22,12 @@ LAYOUT(kvreg_devices, 32)
 LAYOUT(kvreg_key, 32)
 LAYOUT(kvreg_register, 128)
 LAYOUT(kvreg_deregister, 72)
-LAYOUT(kvreg_query, 136)
+LAYOUT(kvreg_query, 144)
 LAYOUT(kvreg_transfer, 128)
-LAYOUT(kvreg_stats, 64)
+LAYOUT(kvreg_stats, 120)
+LAYOUT(kvreg_budget, 80)
+LAYOUT(kvreg_proc_info, 64)
+LAYOUT(kvreg_procs, 32)
 HEAD(kvreg_abi_version)
 HEAD(kvreg_devices)
 HEAD(kvreg_register)
@@ -32,6 +35,8 @@ HEAD(kvreg_deregister)
 HEAD(kvreg_query)
 HEAD(kvreg_transfer)
 HEAD(kvreg_stats)
+HEAD(kvreg_budget)
+HEAD(kvreg_procs)
 
 /* The error record ends each struct that carries one. */
 _Static_assert(offsetof(struct kvreg_register, error) + 56 ==
@@ -40,6 +45,8 @@ _Static_assert(offsetof(struct kvreg_transfer, error) + 56 ==
 	       sizeof(struct kvreg_transfer), "transfer error last");
 _Static_assert(offsetof(struct kvreg_query, error) + 56 ==
 	       sizeof(struct kvreg_query), "query error last");
+_Static_assert(offsetof(struct kvreg_budget, error) + 56 ==
+	       sizeof(struct kvreg_budget), "budget error last");
 
 int main(void)
 {

@@ -13,6 +13,13 @@ static const uint32_t all_reasons[] = {
 	KVREG_REASON_OUT_OF_RANGE, KVREG_REASON_ACCESS_DENIED,
 	KVREG_REASON_TRANSFER_FAILED, KVREG_REASON_FAULT_INJECTED,
 	KVREG_REASON_NOT_PERMITTED, KVREG_REASON_TOO_LARGE,
+	KVREG_REASON_PROC_MR_BUDGET, KVREG_REASON_PROC_BYTES_BUDGET,
+	KVREG_REASON_HOST_CEILING, KVREG_REASON_DEVICE_MR_RESERVE,
+	KVREG_REASON_MEMLOCK_EXCEEDED, KVREG_REASON_MEMLOCK_ZERO,
+	KVREG_REASON_RDMA_CGROUP, KVREG_REASON_DEVICE_EXHAUSTED,
+	KVREG_REASON_NOT_HOST_MEMORY, KVREG_REASON_FILE_BACKED,
+	KVREG_REASON_READ_ONLY, KVREG_REASON_OVERLAP,
+	KVREG_REASON_FOREIGN_PROCESS,
 	KVREG_REASON_MODULE_NOT_LOADED, KVREG_REASON_ABI_MISMATCH,
 	KVREG_REASON_NOT_OPEN, KVREG_REASON_DEVICE_ACCESS,
 	KVREG_REASON_NO_MEMORY,
@@ -92,9 +99,89 @@ int main(void)
 	e = rec(KVREG_REASON_MODULE_NOT_LOADED);
 	expect(&e, -ENOENT, "modprobe kvreg");
 
+	/* The sentences users act on, with their numbers. */
+	e = rec(KVREG_REASON_PROC_MR_BUDGET);
+	e.limit = 4096;
+	e.usage = 4096;
+	e.request = 2;
+	expect(&e, -EDQUOT, "per-process MR budget exceeded: 4096 of 4096 "
+	       "MRs in use, this registration needs 2 more (EDQUOT); "
+	       "deregister unused buffers or raise "
+	       "kvreg.max_mrs_per_process");
+
+	e = rec(KVREG_REASON_PROC_BYTES_BUDGET);
+	e.limit = 1ULL << 30;
+	e.usage = 768ULL << 20;
+	e.request = 512ULL << 20;
+	expect(&e, -EDQUOT, ": 768 MiB of 1 GiB pinned, this registration "
+	       "needs 512 MiB more");
+
+	e = rec(KVREG_REASON_HOST_CEILING);
+	e.limit = 12ULL << 30;
+	e.usage = 12ULL << 30;
+	e.request = 5000;
+	expect(&e, -EDQUOT, "12 GiB of 12 GiB pinned by all processes, this "
+	       "registration needs 5000 bytes more");
+	expect(&e, -EDQUOT, "raise kvreg.host_max_bytes");
+
+	e = rec(KVREG_REASON_DEVICE_MR_RESERVE);
+	e.device_index = 1;
+	e.limit = 262143;
+	e.usage = 262143;
+	e.request = 1;
+	expect(&e, -ENOSPC, "device MR reserve reached on device 1: 262143 "
+	       "of 262143");
+
+	e = rec(KVREG_REASON_MEMLOCK_EXCEEDED);
+	e.limit = 64 << 10;
+	e.usage = 16 << 10;
+	e.request = 1 << 20;
+	expect(&e, -ENOMEM, "RLIMIT_MEMLOCK exceeded: 16 KiB of 64 KiB "
+	       "locked, this registration needs 1 MiB more (ENOMEM)");
+	expect(&e, -ENOMEM, "ulimit -l");
+
+	e = rec(KVREG_REASON_MEMLOCK_ZERO);
+	e.request = 1 << 20;
+	expect(&e, -EPERM, "RLIMIT_MEMLOCK is 0: this registration needs "
+	       "1 MiB (EPERM)");
+
+	e = rec(KVREG_REASON_RDMA_CGROUP);
+	e.device_index = 0;
+	e.usage = 2;
+	e.request = 3;
+	expect(&e, -EAGAIN, "rdma.max allowed 2 of the 3 MRs");
+
+	e = rec(KVREG_REASON_NOT_HOST_MEMORY);
+	e.address = 0xa0000;
+	expect(&e, -EFAULT, "not host memory at 0xa0000 (VM_IO/VM_PFNMAP");
+
+	e = rec(KVREG_REASON_FILE_BACKED);
+	e.address = 0x1000;
+	expect(&e, -EOPNOTSUPP, "file-backed memory at 0x1000 (EOPNOTSUPP)");
+
+	e = rec(KVREG_REASON_READ_ONLY);
+	e.address = 0x2000;
+	expect(&e, -EACCES, "read-only memory at 0x2000 (EACCES)");
+
+	e = rec(KVREG_REASON_OVERLAP);
+	e.address = 0x10000;
+	e.limit = 0x4000;
+	e.usage = 7;
+	expect(&e, -EEXIST, "registration 7 covers [0x10000, 0x14000)");
+	expect(&e, -EEXIST, "KVREG_REG_F_ALLOW_OVERLAP");
+
+	e = rec(KVREG_REASON_FOREIGN_PROCESS);
+	e.usage = 4242;
+	expect(&e, -EPERM, "it belongs to process 4242");
+
+	e = rec(KVREG_REASON_DEVICE_EXHAUSTED);
+	e.device_index = 0;
+	e.driver_errno = -ENOMEM;
+	expect(&e, -ENOMEM, "out of resources on device 0: driver error -12");
+
 	/* A reason this library does not know: by number, errno kept. */
 	e = rec(9999);
-	expect(&e, -EIO, "kvreg reason 9999 (Input/output error)");
+	expect(&e, -EIO, "kvreg reason 9999 (EIO)");
 	CHECK(!strcmp(kvreg_strerror(9999), "unknown kvreg reason"), "9999");
 
 	/* No record: the errno alone. */

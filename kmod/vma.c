@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Refuse what kvreg must not pin, before anything is pinned: the caller
+ * gets the reason and the first address it applies to. Long-term pins are
+ * for host memory only: anonymous, shmem/memfd/SysV shm, and hugetlbfs.
+ */
+#include <linux/mm.h>
+#include <linux/shmem_fs.h>
+
+#include "kvreg.h"
+
+static int kvreg_vma_refuse(struct kvreg_error *err, u32 reason,
+			    unsigned long addr, int errnum)
+{
+	kvreg_set_error(err, reason, KVREG_NO_DEVICE_INDEX);
+	err->address = addr;
+	return errnum;
+}
+
+static bool kvreg_vma_is_host_file(struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_HUGETLB) ||
+	       shmem_mapping(vma->vm_file->f_mapping);
+}
+
+int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
+{
+	unsigned long addr = reg->addr & PAGE_MASK;
+	unsigned long end = PAGE_ALIGN(reg->addr + reg->length);
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr) {
+			ret = kvreg_vma_refuse(err,
+					       KVREG_REASON_UNMAPPED_ADDRESS,
+					       addr, -EFAULT);
+			break;
+		}
+		/* A GPU BAR, a device's registers: no struct page to pin. */
+		if (vma->vm_flags & (VM_IO | VM_PFNMAP)) {
+			ret = kvreg_vma_refuse(err,
+					       KVREG_REASON_NOT_HOST_MEMORY,
+					       addr, -EFAULT);
+			break;
+		}
+		/* Page cache of a real file: writeback and truncate fight
+		 * long-term pins.
+		 */
+		if (vma->vm_file && !kvreg_vma_is_host_file(vma)) {
+			ret = kvreg_vma_refuse(err, KVREG_REASON_FILE_BACKED,
+					       addr, -EOPNOTSUPP);
+			break;
+		}
+		if (reg->writable && !(vma->vm_flags & VM_WRITE)) {
+			ret = kvreg_vma_refuse(err, KVREG_REASON_READ_ONLY,
+					       addr, -EACCES);
+			break;
+		}
+		if (vma->vm_flags & VM_HUGETLB)
+			reg->huge_backed = true;
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
