@@ -105,6 +105,8 @@ int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
 
 /* error.c */
 const char *kvreg_strerror(uint32_t reason);
+/* What to do about KVREG_REG_OUT_* flags worth acting on; "" if nothing. */
+const char *kvreg_hint(uint32_t out_flags);
 /*
  * One sentence: what failed, the numbers, what to do, and the errno's
  * name. errnum is the negative errno the call returned. Returns the length

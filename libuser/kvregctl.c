@@ -316,11 +316,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ret = kvreg_open(&kv, &err);
-	if (ret) {
-		if (size)
-			printf("FAIL ");
-		return kvregctl_fail("open", &err, ret);
+	if (ret && size) {
+		char msg[512];
+
+		/* The check reports on stdout, a line a verdict. */
+		kvreg_format_error(&err, ret, msg, sizeof(msg));
+		printf("FAIL %s\na registration of this size would fail\n", msg);
+		return 1;
 	}
+	if (ret)
+		return kvregctl_fail("open", &err, ret);
 	if (size)
 		ret = kvregctl_check(kv, size, hugetlb);
 	else if (!strcmp(argv[1], "devices"))

@@ -62,6 +62,10 @@ echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
 echo madvise > /sys/kernel/mm/transparent_hugepage/defrag
 "$HERE/rxe-up.sh" 2 || { record FAIL guest/rxe-setup; exit 1; }
 
+# Before the module exists: what users see when it is not loaded.
+run_test integration/module_not_loaded \
+	"$BUILD/tests/integration/module_not_loaded" "$BUILD/bin/kvregctl"
+
 echo "kvreg-test: begin module/load" > /dev/kmsg
 if ! insmod "$KO"; then
 	record FAIL module/load
@@ -74,12 +78,18 @@ else
 fi
 
 for t in abi zero_length bad_input transfer_4k transfer_hugetlb \
-	 transfer_thp multi_device rollback revoked_keys kill9; do
+	 transfer_thp multi_device rollback revoked_keys kill9 budget_mrs \
+	 budget_bytes device_reserve memlock rdma_cgroup memory_kinds \
+	 device_memory overlap foreign mooncake_buffers; do
 	run_test "integration/$t" "$BUILD/tests/integration/$t"
 done
-# Last: it removes and re-adds a device.
+run_test integration/check_matches \
+	"$BUILD/tests/integration/check_matches" "$BUILD/bin/kvregctl"
+# Last: these remove devices and add them back.
 run_test integration/device_removal \
 	"$BUILD/tests/integration/device_removal" kvdummy1
+run_test integration/no_device "$BUILD/tests/integration/no_device" \
+	"$BUILD/bin/kvregctl" kvdummy0 kvdummy1
 
 # Every registration is gone by now: the module must unload cleanly.
 echo "kvreg-test: begin module/unload" > /dev/kmsg

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * A container's rdma.max applies to kvreg as it does to verbs: each MR is
+ * an hca_object of the registering process's rdma cgroup.
+ */
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "kvtest.h"
+
+#define CG "/sys/fs/cgroup"
+#define TEST_CG CG "/kvreg-test"
+
+static int put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	if (fputs(text, f) < 0) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+static void get(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+
+	CHECK(f && fgets(buf, (int)size, f), "read %s", path);
+	fclose(f);
+}
+
+int main(void)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	struct kvreg *kv = kvt_open();
+	struct kvreg_mr *a, *b, *c;
+	struct kvt_snap before;
+	struct kvreg_error err;
+	char text[128], pid[32];
+	uint64_t dev_mask;
+	uint8_t *p;
+
+	if (!kvt_devices(kv, devs))
+		kvt_skip("no RDMA device");
+	dev_mask = 1ULL << devs[0].index;
+	if (access(CG "/cgroup.controllers", F_OK) &&
+	    mount("none", CG, "cgroup2", 0, NULL))
+		kvt_skip("no cgroup2");
+	get(CG "/cgroup.controllers", text, sizeof(text));
+	if (!strstr(text, "rdma"))
+		kvt_skip("no rdma cgroup controller");
+	CHECK(!put(CG "/cgroup.subtree_control", "+rdma"), "enable rdma");
+	CHECK(!mkdir(TEST_CG, 0755) || errno == EEXIST, "mkdir");
+	snprintf(text, sizeof(text), "%s hca_object=2", devs[0].name);
+	CHECK(!put(TEST_CG "/rdma.max", text), "rdma.max: %s", strerror(errno));
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	CHECK(!put(TEST_CG "/cgroup.procs", pid), "join the cgroup");
+
+	p = kvt_map_anon(3 * SZ_4K);
+	before = kvt_snap(kv);
+	CHECK_OK(kvreg_register(kv, p, SZ_4K, KVREG_ACCESS_ALL, dev_mask, &a,
+				&err), &err);
+	CHECK_OK(kvreg_register(kv, p + SZ_4K, SZ_4K, KVREG_ACCESS_ALL,
+				dev_mask, &b, &err), &err);
+	get(TEST_CG "/rdma.current", text, sizeof(text));
+	CHECK(strstr(text, "hca_object=2"), "rdma.current: %s", text);
+	CHECK_FAILS(kvreg_register(kv, p + 2 * SZ_4K, SZ_4K, KVREG_ACCESS_ALL,
+				   dev_mask, &c, &err),
+		    &err, EAGAIN, KVREG_REASON_RDMA_CGROUP);
+	CHECK(err.device_index == devs[0].index && err.request == 1,
+	      "device %u request %llu", err.device_index,
+	      (unsigned long long)err.request);
+	kvt_check_pinned(kv, &before, 2, "after the cgroup refusal");
+
+	CHECK_OK(kvreg_deregister(kv, b, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, a, &err), &err);
+	get(TEST_CG "/rdma.current", text, sizeof(text));
+	CHECK(strstr(text, "hca_object=0"), "not uncharged: %s", text);
+	kvt_check_unchanged(kv, &before, "after the cgroup test");
+
+	CHECK(!put(CG "/cgroup.procs", pid), "leave the cgroup");
+	CHECK(!rmdir(TEST_CG), "rmdir: %s", strerror(errno));
+	kvreg_close(kv);
+	return T_PASS;
+}
