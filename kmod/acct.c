@@ -211,8 +211,10 @@ int kvreg_acct_charge_mrs(struct kvreg_reg *reg, struct kvreg_error *err)
 	km->nr_mrs += total;
 	atomic64_add(total, &kvreg_nr_mrs);
 	for (i = 0; i < reg->nr_devs; i++) {
-		atomic64_add(reg->devs[i].planned_mrs, &reg->devs[i].dev->nr_mrs);
-		reg->devs[i].charged = true;
+		struct kvreg_reg_dev *rd = &reg->devs[i];
+
+		atomic64_add(rd->planned_mrs, &rd->dev->nr_mrs);
+		rd->charged = true;
 	}
 out:
 	mutex_unlock(&kvreg_acct_lock);

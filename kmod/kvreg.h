@@ -72,7 +72,7 @@ struct kvreg_dev {
  * process using them is refused, so fork and fd passing cannot escape it.
  */
 struct kvreg_mm {
-	struct list_head node;		/* on kvreg_mms, under kvreg_acct_lock */
+	struct list_head node;		/* on kvreg_mms; kvreg_acct_lock */
 	struct mm_struct *mm;		/* mmgrab()ed: for pinned_vm */
 	pid_t tgid;
 	char comm[TASK_COMM_LEN];
@@ -96,7 +96,7 @@ struct kvreg_reg_dev {
 	struct list_head dev_node;	/* on dev->mrs while @mapped */
 	bool mapped;			/* @sgt is DMA-mapped */
 	bool live;			/* the MRs are registered */
-	bool charged;			/* @planned_mrs charged; kvreg_acct_lock */
+	bool charged;			/* MRs charged; kvreg_acct_lock */
 	u32 page_shift;
 	u32 planned_mrs;
 	u32 nr_mrs;			/* allocated so far */

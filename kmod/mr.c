@@ -245,6 +245,7 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			  struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = rd->dev;
+	u32 shift;
 	int ret;
 
 	down_read(&kdev->teardown_rwsem);
@@ -273,10 +274,11 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	list_add_tail(&rd->dev_node, &kdev->mrs);
 	spin_unlock(&kdev->mrs_lock);
 
-	rd->page_shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
+	shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
+	rd->page_shift = shift;
 	rd->planned_mrs = kvreg_plan_mrs(&rd->sgt, offset_in_page(reg->addr),
-					 rd->page_shift,
-					 kvreg_pages_per_mr(kdev, rd->page_shift));
+					 shift,
+					 kvreg_pages_per_mr(kdev, shift));
 	if (!rd->planned_mrs) {
 		kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
 		err->limit = kdev->max_mr_size;

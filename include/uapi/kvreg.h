@@ -39,25 +39,25 @@ enum kvreg_reason {
 	KVREG_REASON_NO_KERNEL_MEMORY	= 6,
 	KVREG_REASON_DEVICE_REFUSED	= 7,	/* driver_errno: raw */
 	KVREG_REASON_UNKNOWN_HANDLE	= 8,
-	KVREG_REASON_OUT_OF_RANGE	= 9,	/* offset + length too far */
-	KVREG_REASON_ACCESS_DENIED	= 10,	/* lacks the access needed */
-	KVREG_REASON_TRANSFER_FAILED	= 11,	/* work completion error */
-	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs fault injection */
+	KVREG_REASON_OUT_OF_RANGE	= 9,	/* past the buffer's end */
+	KVREG_REASON_ACCESS_DENIED	= 10,	/* lacks the access */
+	KVREG_REASON_TRANSFER_FAILED	= 11,	/* wc_status says why */
+	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs injection */
 	KVREG_REASON_NOT_PERMITTED	= 13,	/* needs a capability */
 	KVREG_REASON_TOO_LARGE		= 14,	/* limit: max_mr_size */
-	KVREG_REASON_PROC_MR_BUDGET	= 15,	/* limit, usage, request: MRs */
-	KVREG_REASON_PROC_BYTES_BUDGET	= 16,	/* limit, usage, request: bytes */
-	KVREG_REASON_HOST_CEILING	= 17,	/* bytes pinned, all processes */
-	KVREG_REASON_DEVICE_MR_RESERVE	= 18,	/* MRs kvreg may use on a device */
+	KVREG_REASON_PROC_MR_BUDGET	= 15,	/* MRs: limit, usage, request */
+	KVREG_REASON_PROC_BYTES_BUDGET	= 16,	/* bytes, likewise */
+	KVREG_REASON_HOST_CEILING	= 17,	/* bytes, all processes */
+	KVREG_REASON_DEVICE_MR_RESERVE	= 18,	/* MRs on device_index */
 	KVREG_REASON_MEMLOCK_EXCEEDED	= 19,	/* RLIMIT_MEMLOCK, bytes */
 	KVREG_REASON_MEMLOCK_ZERO	= 20,	/* RLIMIT_MEMLOCK is 0 */
-	KVREG_REASON_RDMA_CGROUP	= 21,	/* rdma.max hca_object; request */
+	KVREG_REASON_RDMA_CGROUP	= 21,	/* rdma.max hca_object */
 	KVREG_REASON_DEVICE_EXHAUSTED	= 22,	/* driver out of MRs/memory */
-	KVREG_REASON_NOT_HOST_MEMORY	= 23,	/* VM_IO/VM_PFNMAP at address */
+	KVREG_REASON_NOT_HOST_MEMORY	= 23,	/* VM_IO/VM_PFNMAP */
 	KVREG_REASON_FILE_BACKED	= 24,	/* file mapping at address */
-	KVREG_REASON_READ_ONLY		= 25,	/* write access, read-only map */
+	KVREG_REASON_READ_ONLY		= 25,	/* write on read-only map */
 	KVREG_REASON_OVERLAP		= 26,	/* address, limit: existing */
-	KVREG_REASON_FOREIGN_PROCESS	= 27,	/* fd used outside its process */
+	KVREG_REASON_FOREIGN_PROCESS	= 27,	/* fd of another process */
 };
 
 /* A limit that does not apply. */
@@ -152,10 +152,12 @@ struct kvreg_key {
 #define KVREG_REG_F_ALLOW_OVERLAP	(1U << 0)
 
 /* kvreg_register.out_flags and kvreg_query.out_flags */
-#define KVREG_REG_OUT_SPLIT	(1U << 0)	/* a device needed several MRs */
+#define KVREG_REG_OUT_SPLIT	(1U << 0)	/* several MRs on a device */
 #define KVREG_REG_OUT_DUPLICATE	(1U << 1)	/* existing one, one more ref */
-/* 4 KiB MR pages on memory backed by huge pages: 2 MiB alignment of the
- * address and length would have allowed 2 MiB MR pages. */
+/*
+ * 4 KiB MR pages on memory backed by huge pages: 2 MiB alignment of the
+ * address and length would have allowed 2 MiB MR pages.
+ */
 #define KVREG_REG_OUT_HUGE_HINT	(1U << 2)
 
 /* KVREG_IOC_REGISTER */
@@ -252,8 +254,10 @@ struct kvreg_stats {
 	__u64 proc_max_pinned_bytes;
 	__u64 proc_mrs;
 	__u64 proc_max_mrs;
-	/* RLIMIT_MEMLOCK of the caller (KVREG_UNLIMITED with CAP_IPC_LOCK)
-	 * and what its mm has charged, by kvreg and every other pinner. */
+	/*
+	 * RLIMIT_MEMLOCK of the caller (KVREG_UNLIMITED with CAP_IPC_LOCK)
+	 * and what its mm has charged, by kvreg and every other pinner.
+	 */
 	__u64 memlock_limit;
 	__u64 memlock_used;
 	__u32 devices;
@@ -262,7 +266,7 @@ struct kvreg_stats {
 
 #define KVREG_BUDGET_F_MRS	(1U << 0)	/* set max_mrs */
 #define KVREG_BUDGET_F_BYTES	(1U << 1)	/* set max_pinned_bytes */
-#define KVREG_BUDGET_F_DEFAULTS	(1U << 2)	/* follow module defaults again */
+#define KVREG_BUDGET_F_DEFAULTS	(1U << 2)	/* back to module defaults */
 
 /*
  * KVREG_IOC_SET_BUDGET: a process may lower its own budget; raising it
