@@ -19,6 +19,13 @@ step "insmod kvreg.ko"
 insmod "$KO"
 "$BUILD/bin/kvregctl" devices
 
+step "start-up pre-flight: kvregctl check 64M --hugetlb (root)"
+"$BUILD/bin/kvregctl" check 64M --hugetlb
+
+step "the same check for an unprivileged user with an 8 MiB memlock limit"
+prlimit --memlock=8388608 setpriv --reuid=65534 --regid=65534 \
+	--clear-groups "$BUILD/bin/kvregctl" check 64M || true
+
 step "a storage backend registers its hugetlb KV pool and moves data"
 "$BUILD/tests/demo"
 
