@@ -274,9 +274,28 @@ int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
 	return 0;
 }
 
+/*
+ * A port that is not ACTIVE moves no data: registrations and transfers
+ * on it are refused up front instead of failing in the QP.
+ */
+static void kvreg_event(struct ib_event_handler *handler,
+			struct ib_event *event)
+{
+	struct kvreg_dev *kdev =
+		container_of(handler, struct kvreg_dev, event_handler);
+
+	if (event->element.port_num != kdev->port)
+		return;
+	if (event->event == IB_EVENT_PORT_ACTIVE)
+		WRITE_ONCE(kdev->port_active, true);
+	else if (event->event == IB_EVENT_PORT_ERR)
+		WRITE_ONCE(kdev->port_active, false);
+}
+
 static int kvreg_add_one(struct ib_device *ibdev)
 {
 	struct ib_qp_init_attr init_attr = {};
+	struct ib_port_attr port_attr;
 	struct kvreg_dev *kdev;
 	u32 index;
 	int ret;
@@ -331,6 +350,13 @@ static int kvreg_add_one(struct ib_device *ibdev)
 		goto err_cq;
 	}
 
+	INIT_IB_EVENT_HANDLER(&kdev->event_handler, ibdev, kvreg_event);
+	ib_register_event_handler(&kdev->event_handler);
+	/* After registering: an event from here on wins over this read. */
+	if (!ib_query_port(ibdev, kdev->port, &port_attr) &&
+	    port_attr.state == IB_PORT_ACTIVE)
+		WRITE_ONCE(kdev->port_active, true);
+
 	/* A port that is not up yet is retried at first use. */
 	mutex_lock(&kdev->qp_mutex);
 	ret = kvreg_qp_connect(kdev);
@@ -346,7 +372,7 @@ static int kvreg_add_one(struct ib_device *ibdev)
 	if (index == KVREG_MAX_DEVICES) {
 		mutex_unlock(&kvreg_devs_lock);
 		ret = -ENOSPC;
-		goto err_qp;
+		goto err_events;
 	}
 	kdev->index = index;
 	kvreg_devs[index] = kdev;
@@ -356,7 +382,8 @@ static int kvreg_add_one(struct ib_device *ibdev)
 	dev_info(&ibdev->dev, "kvreg: device index %u\n", index);
 	return 0;
 
-err_qp:
+err_events:
+	ib_unregister_event_handler(&kdev->event_handler);
 	ib_destroy_qp(kdev->qp);
 err_cq:
 	ib_free_cq(kdev->cq);
@@ -381,6 +408,7 @@ static void kvreg_remove_one(struct ib_device *ibdev, void *client_data)
 	 * none starts. The registrations stay pinned and usable on their
 	 * other devices: only their MRs here are revoked.
 	 */
+	ib_unregister_event_handler(&kdev->event_handler);
 	down_write(&kdev->teardown_rwsem);
 	kdev->dead = true;
 	list_for_each_entry_safe(rd, tmp, &kdev->mrs, dev_node)

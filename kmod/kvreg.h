@@ -58,6 +58,10 @@ struct kvreg_dev {
 	struct list_head mrs;
 	atomic64_t nr_mrs;
 
+	/* Port state, kept current by @event_handler; read locklessly. */
+	bool port_active;
+	struct ib_event_handler event_handler;
+
 	/* Device limits, read once at add time. */
 	u64 max_mr_size;
 	u64 page_size_cap;

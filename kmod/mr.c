@@ -254,6 +254,12 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 		ret = -ENODEV;
 		goto out_unlock;
 	}
+	if (!READ_ONCE(kdev->port_active)) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_NOT_ACTIVE,
+				kdev->index);
+		ret = -ENETDOWN;
+		goto out_unlock;
+	}
 	ret = kvreg_copy_sgt(&rd->sgt, &reg->pinned.sgt);
 	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,

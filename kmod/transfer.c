@@ -219,6 +219,10 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 	    (!raw && !READ_ONCE(remote.rd->live))) {
 		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
 		ret = -ENODEV;
+	} else if (!READ_ONCE(kdev->port_active)) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_NOT_ACTIVE,
+				kdev->index);
+		ret = -ENETDOWN;
 	} else {
 		ret = kvreg_post_transfer(arg, &local, raw ? NULL : &remote,
 					  batch);

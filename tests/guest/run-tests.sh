@@ -80,11 +80,13 @@ fi
 for t in abi zero_length bad_input transfer_4k transfer_hugetlb \
 	 transfer_thp multi_device rollback revoked_keys kill9 budget_mrs \
 	 budget_bytes device_reserve memlock rdma_cgroup memory_kinds \
-	 device_memory overlap foreign mooncake_buffers; do
+	 device_memory overlap foreign mooncake_buffers procs; do
 	run_test "integration/$t" "$BUILD/tests/integration/$t"
 done
 run_test integration/check_matches \
 	"$BUILD/tests/integration/check_matches" "$BUILD/bin/kvregctl"
+run_test integration/device_not_active \
+	"$BUILD/tests/integration/device_not_active" kvdummy0
 # Last: these remove devices and add them back.
 run_test integration/device_removal \
 	"$BUILD/tests/integration/device_removal" kvdummy1
