@@ -33,8 +33,8 @@ SONAME      := libkvreg.so.$(ABI_MAJOR)
 # Objects of the plain and of the sanitized builds.
 LIB_OBJS     = $(patsubst libuser/lib/%.c,$(BUILD)/$(1)/lib/%.o,$(LIB_SRCS))
 
-.PHONY: all lib tools module tests check demo bench install dkms-install \
-	clean deps
+.PHONY: all lib tools module tests check demo bench fuzz install \
+	dkms-install clean deps
 all: lib tools module
 
 lib: $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libkvreg.so $(BUILD)/lib/libkvreg.a
@@ -93,7 +93,7 @@ $(BUILD)/tests/unit-san/%: tests/unit/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Itests/common $< -o $@ \
-	  $(BUILD)/san/libkvreg.a
+	  $(BUILD)/san/libkvreg.a -pthread
 $(BUILD)/tests/bench/%: tests/bench/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Itests/common $< -o $@ $(BUILD)/lib/libkvreg.a \
@@ -103,13 +103,11 @@ $(BUILD)/tests/demo: tests/demo/demo.c $(BUILD)/lib/libkvreg.so $(TEST_HDRS)
 	$(CC) $(BASE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lkvreg \
 	  -Wl,-rpath,'$$ORIGIN/../lib'
 
-# The module, against the headers of $(KVER). Kbuild writes next to the
-# sources, as out-of-tree modules do.
+# The module, against the headers of $(KVER), built in a staged copy per
+# kernel (build/kmod/KVER/src) so kernels never share objects.
 module:
 	@test -n "$(KVER)" || { echo "no Debian kernel headers: run 'make deps'"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
-	@mkdir -p $(BUILD)/kmod/$(KVER)
-	cp kvreg.ko $(BUILD)/kmod/$(KVER)/kvreg.ko
+	tests/guest/build-module.sh $(KDIR) $(BUILD)/kmod/$(KVER)
 
 deps:
 	tests/guest/deps.sh
@@ -122,6 +120,11 @@ demo: deps
 
 bench: deps
 	tests/bench/bench.sh
+
+# The ioctl fuzzer on the debug kernel, longer than make check runs it.
+FUZZ_CALLS ?= 2000000
+fuzz: deps
+	tests/guest/fuzz.sh $(FUZZ_CALLS)
 
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \

@@ -265,7 +265,22 @@ int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
 		kdev->qp_ready = false;
 		return ret;
 	}
-	wait_for_completion(&w.done);
+	if (!wait_for_completion_timeout(&w.done, KVREG_WR_TIMEOUT)) {
+		struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+		/*
+		 * A lost completion must not hang the caller: the error state
+		 * flushes every outstanding request, the last one included,
+		 * and only then may @w go.
+		 */
+		dev_warn(&kdev->ibdev->dev,
+			 "kvreg: work requests timed out, flushing the QP\n");
+		ib_modify_qp(kdev->qp, &attr, IB_QP_STATE);
+		wait_for_completion(&w.done);
+		kdev->qp_ready = false;
+		*wc_status = w.status;
+		return -ETIMEDOUT;
+	}
 	if (w.status != IB_WC_SUCCESS) {
 		kdev->qp_ready = false;
 		*wc_status = w.status;

@@ -30,6 +30,8 @@
 #define KVREG_SQ_DEPTH		(KVREG_WR_BATCH + 1)	/* +1: ib_drain_sq */
 #define KVREG_CQ_DEPTH		(2 * KVREG_SQ_DEPTH)
 #define KVREG_HUGE_SHIFT	21
+/* A chain not completed by then is flushed: see kvreg_post_chain(). */
+#define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16
 
 struct kvreg_dev {
@@ -184,7 +186,16 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	      struct kvreg_error *err);
 void kvreg_unpin(struct kvreg_reg *reg);
 
+/* args.c */
+int kvreg_access_to_ib(u32 access);
+int kvreg_check_register(struct kvreg_register *arg, u64 present);
+struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
+				  struct kvreg_register *arg, u64 mask,
+				  int *ret);
+
 /* plan.c: pure arithmetic, no locks, no allocation. */
+u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
+			  struct sg_table *sgt);
 u32 kvreg_plan_mrs(struct sg_table *sgt, unsigned int first_offset,
 		   u32 page_shift, u32 pages_per_mr);
 u32 kvreg_pages_per_mr(struct kvreg_dev *kdev, u32 page_shift);

@@ -30,41 +30,6 @@ static_assert(sizeof(struct kvreg_budget) == 80);
 static_assert(sizeof(struct kvreg_proc_info) == 64);
 static_assert(sizeof(struct kvreg_procs) == 32);
 
-atomic64_t kvreg_pinned_pages = ATOMIC64_INIT(0);
-atomic64_t kvreg_nr_regs = ATOMIC64_INIT(0);
-atomic64_t kvreg_nr_mrs = ATOMIC64_INIT(0);
-/* debugfs fault injection: REGISTER fails on the devices set here. */
-u64 kvreg_inject_fail_mask;
-
-unsigned long kvreg_max_mrs_per_process = 4096;
-module_param_named(max_mrs_per_process, kvreg_max_mrs_per_process, ulong,
-		   0644);
-MODULE_PARM_DESC(max_mrs_per_process,
-		 "MRs one process may hold, every device and chunk counted (default 4096)");
-
-unsigned long kvreg_max_bytes_per_process;
-module_param_named(max_bytes_per_process, kvreg_max_bytes_per_process, ulong,
-		   0644);
-MODULE_PARM_DESC(max_bytes_per_process,
-		 "Bytes one process may pin (default: half of RAM)");
-
-unsigned long kvreg_host_max_bytes;
-module_param_named(host_max_bytes, kvreg_host_max_bytes, ulong, 0644);
-MODULE_PARM_DESC(host_max_bytes,
-		 "Bytes all processes together may pin (default: 3/4 of RAM)");
-
-unsigned int kvreg_device_mr_reserve_percent = 50;
-module_param_named(device_mr_reserve_percent,
-		   kvreg_device_mr_reserve_percent, uint, 0644);
-MODULE_PARM_DESC(device_mr_reserve_percent,
-		 "Share of each device's max_mr kvreg leaves to others (default 50)");
-
-unsigned long kvreg_max_mrs_per_device;
-module_param_named(max_mrs_per_device, kvreg_max_mrs_per_device, ulong,
-		   0644);
-MODULE_PARM_DESC(max_mrs_per_device,
-		 "MRs kvreg may hold on one device; 0: by device_mr_reserve_percent");
-
 static struct dentry *kvreg_debugfs;
 
 /*
@@ -232,6 +197,48 @@ static int kvreg_owner(struct kvreg_file *kf, struct kvreg_error *err)
 	return -EPERM;
 }
 
+/* One function a command: each argument struct gets a frame of its own. */
+static noinline_for_stack int kvreg_ioctl_register(struct kvreg_file *kf,
+						   void __user *uarg)
+{
+	return KVREG_IOCTL(struct kvreg_register, uarg,
+			   kvreg_owner(kf, &karg.error) ?:
+			   kvreg_register(kf, &karg));
+}
+
+static noinline_for_stack int kvreg_ioctl_deregister(struct kvreg_file *kf,
+						     void __user *uarg)
+{
+	return KVREG_IOCTL(struct kvreg_deregister, uarg,
+			   kvreg_owner(kf, &karg.error) ?:
+			   kvreg_check_dereg(&karg) ?:
+			   kvreg_deregister(kf, karg.handle, &karg.error));
+}
+
+static noinline_for_stack int kvreg_ioctl_query(struct kvreg_file *kf,
+						void __user *uarg)
+{
+	return KVREG_IOCTL(struct kvreg_query, uarg,
+			   kvreg_owner(kf, &karg.error) ?:
+			   kvreg_query(kf, &karg));
+}
+
+static noinline_for_stack int kvreg_ioctl_transfer(struct kvreg_file *kf,
+						   void __user *uarg)
+{
+	return KVREG_IOCTL(struct kvreg_transfer, uarg,
+			   kvreg_owner(kf, &karg.error) ?:
+			   kvreg_transfer(kf, &karg));
+}
+
+static noinline_for_stack int kvreg_ioctl_budget(struct kvreg_file *kf,
+						 void __user *uarg)
+{
+	return KVREG_IOCTL(struct kvreg_budget, uarg,
+			   kvreg_owner(kf, &karg.error) ?:
+			   kvreg_acct_set_budget(kf->km, &karg));
+}
+
 static long kvreg_ioctl(struct file *filp, unsigned int cmd,
 			unsigned long arg)
 {
@@ -244,27 +251,15 @@ static long kvreg_ioctl(struct file *filp, unsigned int cmd,
 	case KVREG_IOC_DEVICES:
 		return kvreg_ioctl_devices(uarg);
 	case KVREG_IOC_REGISTER:
-		return KVREG_IOCTL(struct kvreg_register, uarg,
-				   kvreg_owner(kf, &karg.error) ?:
-				   kvreg_register(kf, &karg));
+		return kvreg_ioctl_register(kf, uarg);
 	case KVREG_IOC_DEREGISTER:
-		return KVREG_IOCTL(struct kvreg_deregister, uarg,
-				   kvreg_owner(kf, &karg.error) ?:
-				   kvreg_check_dereg(&karg) ?:
-				   kvreg_deregister(kf, karg.handle,
-						    &karg.error));
+		return kvreg_ioctl_deregister(kf, uarg);
 	case KVREG_IOC_QUERY:
-		return KVREG_IOCTL(struct kvreg_query, uarg,
-				   kvreg_owner(kf, &karg.error) ?:
-				   kvreg_query(kf, &karg));
+		return kvreg_ioctl_query(kf, uarg);
 	case KVREG_IOC_TRANSFER:
-		return KVREG_IOCTL(struct kvreg_transfer, uarg,
-				   kvreg_owner(kf, &karg.error) ?:
-				   kvreg_transfer(kf, &karg));
+		return kvreg_ioctl_transfer(kf, uarg);
 	case KVREG_IOC_SET_BUDGET:
-		return KVREG_IOCTL(struct kvreg_budget, uarg,
-				   kvreg_owner(kf, &karg.error) ?:
-				   kvreg_acct_set_budget(kf->km, &karg));
+		return kvreg_ioctl_budget(kf, uarg);
 	case KVREG_IOC_STATS:
 		if (current->mm != kf->km->mm)
 			return -EPERM;

@@ -32,36 +32,6 @@ static int kvreg_copy_sgt(struct sg_table *dst, struct sg_table *src)
 	return 0;
 }
 
-/*
- * 2 MiB MR pages need every run boundary inside the buffer on a 2 MiB
- * boundary, and the buffer's virtual address congruent to its DMA address
- * modulo 2 MiB (the MR translates iova offsets within a page unchanged).
- */
-static u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
-				 struct sg_table *sgt)
-{
-	const u64 mask = BIT_ULL(KVREG_HUGE_SHIFT) - 1;
-	u64 va = reg->addr & PAGE_MASK;
-	u32 shift = KVREG_HUGE_SHIFT;
-	struct scatterlist *sg;
-	unsigned int i;
-
-	if (!(kdev->page_size_cap & BIT_ULL(KVREG_HUGE_SHIFT)))
-		shift = PAGE_SHIFT;
-	for_each_sgtable_dma_sg(sgt, sg, i) {
-		u64 dma = sg_dma_address(sg);
-
-		/* Huge pages underneath, whatever page size this gets. */
-		if (sg_dma_len(sg) >= BIT(KVREG_HUGE_SHIFT))
-			reg->huge_backed = true;
-		if (i == 0 ? (dma & mask) != (va & mask) : (dma & mask))
-			shift = PAGE_SHIFT;
-		if (i + 1 < sgt->nents && ((dma + sg_dma_len(sg)) & mask))
-			shift = PAGE_SHIFT;
-	}
-	return shift;
-}
-
 static void kvreg_free_mrs(struct kvreg_reg_dev *rd)
 {
 	while (rd->nr_mrs)

@@ -11,26 +11,6 @@
 
 #include "kvreg.h"
 
-void kvreg_file_init(struct kvreg_file *kf)
-{
-	mutex_init(&kf->lock);
-	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
-	kf->next_handle = 1;
-}
-
-static int kvreg_access_to_ib(u32 access)
-{
-	int ib_access = 0;
-
-	if (access & KVREG_ACCESS_LOCAL_WRITE)
-		ib_access |= IB_ACCESS_LOCAL_WRITE;
-	if (access & KVREG_ACCESS_REMOTE_WRITE)
-		ib_access |= IB_ACCESS_REMOTE_WRITE;
-	if (access & KVREG_ACCESS_REMOTE_READ)
-		ib_access |= IB_ACCESS_REMOTE_READ;
-	return ib_access;
-}
-
 static void kvreg_reg_put_devs(struct kvreg_reg *reg)
 {
 	u32 i = reg->nr_devs;
@@ -75,71 +55,6 @@ static unsigned int kvreg_max_segment(struct kvreg_reg *reg)
 	if (max_seg >= BIT(KVREG_HUGE_SHIFT))
 		return ALIGN_DOWN(max_seg, BIT(KVREG_HUGE_SHIFT));
 	return max_t(unsigned int, ALIGN_DOWN(max_seg, PAGE_SIZE), PAGE_SIZE);
-}
-
-static int kvreg_check_register(struct kvreg_register *arg, u64 present)
-{
-	struct kvreg_error *err = &arg->error;
-	u64 missing;
-
-	if (arg->flags & ~KVREG_REG_F_ALLOW_OVERLAP)
-		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->access & ~KVREG_ACCESS_ALL)
-		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
-	/* Verbs forbid remote write into memory the HCA may not write. */
-	if ((arg->access & KVREG_ACCESS_REMOTE_WRITE) &&
-	    !(arg->access & KVREG_ACCESS_LOCAL_WRITE))
-		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
-	if (arg->keys_capacity && arg->key_size < sizeof(struct kvreg_key))
-		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
-	if (!arg->length)
-		return 0;
-	if (arg->addr + arg->length < arg->addr ||
-	    arg->addr + arg->length > TASK_SIZE) {
-		err->address = arg->addr;
-		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);
-	}
-	missing = arg->device_mask & ~present;
-	if (missing || !present) {
-		kvreg_set_error(err, KVREG_REASON_NO_DEVICE,
-				missing ? __ffs64(missing) :
-				KVREG_NO_DEVICE_INDEX);
-		return -ENODEV;
-	}
-	return 0;
-}
-
-/*
- * Caller holds kf->lock. Returns the registration identical to @arg (same
- * range, access and devices), or NULL; an overlapping one that is not
- * identical fails with -EEXIST unless the caller allowed overlaps.
- */
-static struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
-					 struct kvreg_register *arg, u64 mask,
-					 int *ret)
-{
-	u64 end = arg->addr + arg->length;
-	struct kvreg_reg *reg;
-	unsigned long id;
-
-	*ret = 0;
-	xa_for_each(&kf->regs, id, reg) {
-		if (reg->addr >= end || arg->addr >= reg->addr + reg->length)
-			continue;
-		if (reg->addr == arg->addr && reg->length == arg->length &&
-		    reg->access == arg->access && reg->dev_mask == mask)
-			return reg;
-		if (arg->flags & KVREG_REG_F_ALLOW_OVERLAP)
-			continue;
-		kvreg_set_error(&arg->error, KVREG_REASON_OVERLAP,
-				KVREG_NO_DEVICE_INDEX);
-		arg->error.address = reg->addr;
-		arg->error.limit = reg->length;
-		arg->error.usage = reg->handle;
-		*ret = -EEXIST;
-		return NULL;
-	}
-	return NULL;
 }
 
 static u32 kvreg_out_flags(struct kvreg_reg *reg)

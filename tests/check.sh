@@ -29,6 +29,17 @@ run() {
 	esac
 }
 
+# guest_results DIR NAME: a guest run counts only if it reached its end;
+# a panic or a hang leaves the rest of its tests unrun, and that fails.
+guest_results() {
+	[ -s "$1/results" ] && cat "$1/results" >> "$RESULTS"
+	if [ ! -e "$1/results.done" ]; then
+		echo "the guest did not finish its run (crash, panic or hang):"
+		tail -n 40 "$1/console.log" 2>/dev/null
+		record FAIL "$2/completed"
+	fi
+}
+
 summary() {
 	local p f s
 	p=$(grep -c '^PASS ' "$RESULTS")
@@ -72,16 +83,49 @@ run dkms/build bash tests/dkms/dkms-build.sh "$KVER"
 run static/sparse bash tests/static/sparse.sh "$KVER"
 run static/checkpatch bash tests/static/checkpatch.sh
 
+# The debug kernel: KASAN, lockdep, kmemleak, KUnit, fault injection.
+echo "=== debug kernel (built once, cached under /var/cache/kvreg)"
+DEBUG_OK=
+if DEBUG=$(tests/guest/debug-kernel.sh build); then
+	read -r DKVER _ DTREE <<< "$DEBUG"
+	if tests/guest/build-module.sh "$DTREE" "$BUILD/kmod/$DKVER" \
+		> "$OUT/debug-build.log" 2>&1 &&
+	   tests/guest/build-module.sh --kunit "$DTREE" \
+		"$BUILD/kunit/$DKVER" >> "$OUT/debug-build.log" 2>&1; then
+		record PASS build/debug-kernel
+		DEBUG_OK=1
+		# KASAN and lockdep change what W=1 sees: warning-free there too.
+		if grep -E 'warning:' "$OUT/debug-build.log"; then
+			record FAIL build/debug-module-w1-clean
+		else
+			record PASS build/debug-module-w1-clean
+		fi
+	else
+		cat "$OUT/debug-build.log"
+		record FAIL build/debug-kernel
+	fi
+else
+	record FAIL build/debug-kernel
+fi
+
 echo "=== guest: Debian $KVER with Soft-RoCE"
 GUEST_RESULTS=$OUT/guest-results
 rc=0
+mkdir -p "$OUT/guest"
 tests/guest/boot.sh "$OUT/guest" sh "$PWD/tests/guest/run-tests.sh" \
 	"$PWD/$BUILD" "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
-	/kvreg-out/results || rc=$?
-if [ -s "$OUT/guest/results" ]; then
-	cat "$OUT/guest/results" >> "$RESULTS"
-else
-	record FAIL guest/boot
+	/kvreg-out/results 2>&1 | tee "$OUT/guest/console.log" || rc=$?
+guest_results "$OUT/guest" guest
+
+if [ -n "$DEBUG_OK" ]; then
+	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
+	rc=0
+	mkdir -p "$OUT/debug-guest"
+	KVREG_KERNEL=debug tests/guest/boot.sh "$OUT/debug-guest" sh \
+		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" \
+		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" /kvreg-out/results debug \
+		"$PWD/$BUILD/kunit/$DKVER/kvreg_kunit.ko" 2>&1 |
+		tee "$OUT/debug-guest/console.log" || rc=$?
+	guest_results "$OUT/debug-guest" debug/guest
 fi
-[ $rc -eq 0 ] || [ -s "$OUT/guest/results" ] || echo "guest exit status $rc"
 summary

@@ -4,12 +4,20 @@
 #   boot.sh OUTDIR SCRIPT [ARGS...]
 # OUTDIR (host) is writable in the guest at /kvreg-out and receives rc and
 # dmesg.log. Exits with the script's status; 124 when the guest hung.
+# KVREG_KERNEL=debug boots the debug kernel (tests/guest/debug-kernel.sh)
+# instead of Debian's.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
-read -r KVER VMLINUZ INITRD MODDIR < <("$HERE/kernel.sh" prepare)
+if [ "${KVREG_KERNEL:-debian}" = debug ]; then
+	read -r KVER VMLINUZ _ < <("$HERE/debug-kernel.sh" path)
+	INITRD=$("$HERE/kernel.sh" initrd-builtin)
+	MODDIR=none
+else
+	read -r KVER VMLINUZ INITRD MODDIR < <("$HERE/kernel.sh" prepare)
+fi
 
 {
 	printf 'cd %q\n' "$(pwd)"

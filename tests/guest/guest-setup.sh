@@ -8,8 +8,11 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mkdir -p /lib/modules/"$KVREG_KVER"
-mount --bind "$KVREG_MODDIR" /lib/modules/"$KVREG_KVER"
+# Debian's modules, from the cache; a debug kernel has everything built in.
+if [ "$KVREG_MODDIR" != none ]; then
+	mkdir -p /lib/modules/"$KVREG_KVER"
+	mount --bind "$KVREG_MODDIR" /lib/modules/"$KVREG_KVER"
+fi
 ip link set lo up
 hostname kvreg-guest
 

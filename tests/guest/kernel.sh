@@ -3,6 +3,9 @@
 #   kernel.sh kver      the ABI name of the distribution's kernel
 #   kernel.sh prepare   extract it and build the initramfs; prints
 #                       "KVER VMLINUZ INITRD MODDIR"
+#   kernel.sh initrd-builtin
+#                       an initramfs without modules, for a kernel that
+#                       has them built in; prints its path
 set -euo pipefail
 
 CACHE=${KVREG_CACHE:-/var/cache/kvreg}
@@ -17,8 +20,42 @@ kver() {
 	echo "${dep#linux-headers-}"
 }
 
+# make_initrd OUT [MODULE_ROOT KVER]: busybox, our /init, and the modules
+# the 9p root needs (none without a module root).
+make_initrd() {
+	local out=$1 root=${2:-} kv=${3:-} stage m
+	stage=$(mktemp -d "$CACHE/stage.XXXXXX")
+	mkdir -p "$stage"/{bin,dev,proc,sys,mods,lower,upper,newroot}
+	cp /bin/busybox "$stage/bin/busybox"
+	cp "$HERE/initramfs-init" "$stage/init"
+	chmod 0755 "$stage/init"
+	: > "$stage/mods/order"
+	if [ -n "$root" ]; then
+		# Dependencies first, in the order modprobe would load them.
+		for m in virtio_pci 9pnet_virtio 9p overlay; do
+			modprobe -d "$root" -S "$kv" --show-depends "$m"
+		done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+			while read -r m; do
+				cp "$m" "$stage/mods/"
+				basename "$m" >> "$stage/mods/order"
+			done
+	fi
+	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$stage"
+}
+
+initrd_builtin() {
+	local hash out
+	hash=$(cat "$HERE/initramfs-init" "$0" | sha256sum | cut -c1-16)
+	out=$CACHE/initrd-builtin-$hash.cpio.gz
+	mkdir -p "$CACHE"
+	[ -e "$out" ] || make_initrd "$out"
+	echo "$out"
+}
+
 prepare() {
-	local kv dir deb init_hash initrd stage m
+	local kv dir deb init_hash initrd
 	kv=$(kver)
 	dir=$CACHE/kernel/$kv
 	if [ ! -e "$dir/.extracted" ]; then
@@ -35,30 +72,13 @@ prepare() {
 	# Keyed by the init script and this one (which picks the modules).
 	init_hash=$(cat "$HERE/initramfs-init" "$0" | sha256sum | cut -c1-16)
 	initrd=$dir/initrd-$init_hash.cpio.gz
-	if [ ! -e "$initrd" ]; then
-		stage=$(mktemp -d "$CACHE/stage.XXXXXX")
-		mkdir -p "$stage"/{bin,dev,proc,sys,mods,lower,upper,newroot}
-		cp /bin/busybox "$stage/bin/busybox"
-		cp "$HERE/initramfs-init" "$stage/init"
-		chmod 0755 "$stage/init"
-		# Dependencies first, in the order modprobe would load them.
-		for m in virtio_pci 9pnet_virtio 9p overlay; do
-			modprobe -d "$dir/root" -S "$kv" --show-depends "$m"
-		done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
-			while read -r m; do
-				cp "$m" "$stage/mods/"
-				basename "$m" >> "$stage/mods/order"
-			done
-		(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) \
-			> "$initrd.tmp"
-		mv "$initrd.tmp" "$initrd"
-		rm -rf "$stage"
-	fi
+	[ -e "$initrd" ] || make_initrd "$initrd" "$dir/root" "$kv"
 	echo "$kv $dir/root/boot/vmlinuz-$kv $initrd $dir/root/lib/modules/$kv"
 }
 
 case "${1:-}" in
 kver) kver ;;
 prepare) prepare ;;
-*) echo "usage: kernel.sh kver|prepare" >&2; exit 2 ;;
+initrd-builtin) initrd_builtin ;;
+*) echo "usage: kernel.sh kver|prepare|initrd-builtin" >&2; exit 2 ;;
 esac

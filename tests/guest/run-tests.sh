@@ -4,17 +4,25 @@
 # "SKIP name") goes to RESULTS. Like liburing's runner, each test is
 # preceded by a marker in the kernel log, and a test whose slice of the log
 # shows a warning, oops or BUG fails whatever its exit status.
-#   run-tests.sh BUILD_DIR KO RESULTS
+#   run-tests.sh BUILD_DIR KO RESULTS [debug KUNIT_KO]
+# In debug mode (the debug kernel: KASAN, lockdep, kmemleak, fault
+# injection) it also runs the KUnit suite, fault injection, the fuzzer and
+# a kmemleak scan, and prefixes every result with "debug/".
 BUILD=$1
 KO=$2
 RESULTS=$3
+rm -f "$RESULTS.done"
+MODE=${4:-debian}
+KUNIT_KO=${5:-}
+PREFIX=
+[ "$MODE" = debug ] && PREFIX=debug/
 HERE=$(cd "$(dirname "$0")" && pwd)
-KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than'
+KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
 : > "$RESULTS"
 
 record() {
-	echo "$1 $2" >> "$RESULTS"
-	echo "$1 $2"
+	echo "$1 $PREFIX$2" >> "$RESULTS"
+	echo "$1 $PREFIX$2"
 }
 
 # kernel_clean NAME: no bad line in the log since NAME's marker. A missing
@@ -57,6 +65,31 @@ run_test() {
 	fi
 }
 
+if [ "$MODE" = debug ]; then
+	# Leaks from before kvreg are not kvreg's.
+	echo clear > /sys/kernel/debug/kmemleak
+	if [ -n "$KUNIT_KO" ]; then
+		echo "kvreg-test: begin kunit" > /dev/kmsg
+		if insmod "$KUNIT_KO"; then
+			r=/sys/kernel/debug/kunit/kvreg/results
+			sed 's/^/    /' "$r"
+			# KTAP: one "ok N name" or "not ok N name" per case.
+			awk '$1 == "ok" && NF >= 3 && $0 ~ /^    / {
+				print "PASS kunit/" $3 }
+			     $1 == "not" && $2 == "ok" && $0 ~ /^    / {
+				print "FAIL kunit/" $4 }' "$r" > /tmp/kunit
+			[ -s /tmp/kunit ] || echo "FAIL kunit/results" > /tmp/kunit
+			kernel_clean kunit || echo "FAIL kunit/kernel-log" >> /tmp/kunit
+			while read -r verdict name; do
+				record "$verdict" "$name"
+			done < /tmp/kunit
+			rmmod kvreg_kunit
+		else
+			record FAIL kunit/insmod
+		fi
+	fi
+fi
+
 echo 64 > /proc/sys/vm/nr_hugepages
 echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
 echo madvise > /sys/kernel/mm/transparent_hugepage/defrag
@@ -85,9 +118,16 @@ for t in abi zero_length bad_input transfer_4k transfer_hugetlb \
 done
 run_test integration/check_matches \
 	"$BUILD/tests/integration/check_matches" "$BUILD/bin/kvregctl"
+if [ "$MODE" = debug ]; then
+	run_test integration/fault_inject \
+		"$BUILD/tests/integration/fault_inject"
+	run_test integration/fuzz "$BUILD/tests/integration/fuzz" \
+		"${KVREG_FUZZ_CALLS:-100000}"
+fi
 run_test integration/device_not_active \
 	"$BUILD/tests/integration/device_not_active" kvdummy0
 # Last: these remove devices and add them back.
+run_test integration/races "$BUILD/tests/integration/races" kvdummy1
 run_test integration/device_removal \
 	"$BUILD/tests/integration/device_removal" kvdummy1
 run_test integration/no_device "$BUILD/tests/integration/no_device" \
@@ -100,3 +140,20 @@ if rmmod kvreg && kernel_clean module/unload; then
 else
 	record FAIL module/unload
 fi
+
+# What kvreg allocated and never freed, now that it is gone.
+if [ "$MODE" = debug ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak > /tmp/kmemleak
+	if grep -q "unreferenced object" /tmp/kmemleak; then
+		cat /tmp/kmemleak
+		record FAIL kmemleak
+	else
+		record PASS kmemleak
+	fi
+fi
+
+# The host counts results only from a run that got here.
+touch "$RESULTS.done"

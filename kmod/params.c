@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Module parameters (defaults an admin may change at run time, read with
+ * READ_ONCE where they are used) and host-wide counters.
+ */
+#include <linux/module.h>
+
+#include "kvreg.h"
+
+atomic64_t kvreg_pinned_pages = ATOMIC64_INIT(0);
+atomic64_t kvreg_nr_regs = ATOMIC64_INIT(0);
+atomic64_t kvreg_nr_mrs = ATOMIC64_INIT(0);
+/* debugfs fault injection: REGISTER fails on the devices set here. */
+u64 kvreg_inject_fail_mask;
+
+unsigned long kvreg_max_mrs_per_process = 4096;
+module_param_named(max_mrs_per_process, kvreg_max_mrs_per_process, ulong,
+		   0644);
+MODULE_PARM_DESC(max_mrs_per_process,
+		 "MRs one process may hold, every device and chunk counted (default 4096)");
+
+unsigned long kvreg_max_bytes_per_process;
+module_param_named(max_bytes_per_process, kvreg_max_bytes_per_process, ulong,
+		   0644);
+MODULE_PARM_DESC(max_bytes_per_process,
+		 "Bytes one process may pin (default: half of RAM)");
+
+unsigned long kvreg_host_max_bytes;
+module_param_named(host_max_bytes, kvreg_host_max_bytes, ulong, 0644);
+MODULE_PARM_DESC(host_max_bytes,
+		 "Bytes all processes together may pin (default: 3/4 of RAM)");
+
+unsigned int kvreg_device_mr_reserve_percent = 50;
+module_param_named(device_mr_reserve_percent,
+		   kvreg_device_mr_reserve_percent, uint, 0644);
+MODULE_PARM_DESC(device_mr_reserve_percent,
+		 "Share of each device's max_mr kvreg leaves to others (default 50)");
+
+unsigned long kvreg_max_mrs_per_device;
+module_param_named(max_mrs_per_device, kvreg_max_mrs_per_device, ulong,
+		   0644);
+MODULE_PARM_DESC(max_mrs_per_device,
+		 "MRs kvreg may hold on one device; 0: by device_mr_reserve_percent");

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * Random and mutated ioctls from several processes on several files:
+ * sizes, flags, reserved fields, handles, device indexes and addresses
+ * (unmapped, kernel, read-only, wrapping, misaligned), in any order, with
+ * files shared across fork. Every answer must be 0 or an errno kvreg
+ * documents, and afterwards nothing may be left pinned or charged.
+ *   fuzz CALLS [SEED [PROCESSES]]
+ */
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kvtest.h"
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: reproducible from the seed printed at start. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t pick(const uint64_t *v, size_t n)
+{
+	return v[rnd() % n];
+}
+
+#define PICK(arr) pick(arr, sizeof(arr) / sizeof(arr[0]))
+
+static uint64_t addrs[8], lens[8], handles[32];
+
+static void setup_addresses(void)
+{
+	uint8_t *rw = kvt_map_anon(64 * SZ_4K);
+	uint8_t *ro = kvt_map_anon(4 * SZ_4K);
+	uint8_t *gone = kvt_map_anon(4 * SZ_4K);
+
+	CHECK(!mprotect(ro, 4 * SZ_4K, PROT_READ), "mprotect");
+	CHECK(!munmap(gone, 4 * SZ_4K), "munmap");
+	addrs[0] = (uintptr_t)rw;
+	addrs[1] = (uintptr_t)rw + 1 + rnd() % SZ_4K;
+	addrs[2] = (uintptr_t)ro;
+	addrs[3] = (uintptr_t)gone;
+	addrs[4] = 0xffff888000000000ULL;	/* kernel direct map */
+	addrs[5] = 0;
+	addrs[6] = (uint64_t)-SZ_4K;
+	addrs[7] = (uintptr_t)rw + 60 * SZ_4K;
+	lens[0] = 0;
+	lens[1] = 1;
+	lens[2] = SZ_4K;
+	lens[3] = 3 * SZ_4K + 17;
+	lens[4] = 64 * SZ_4K;
+	lens[5] = 1ULL << 40;
+	lens[6] = (uint64_t)-1;
+	lens[7] = SZ_2M;
+}
+
+static void mutate(void *arg, size_t size)
+{
+	uint8_t *p = arg;
+
+	switch (rnd() % 8) {
+	case 0:	/* a random byte anywhere after the size */
+		p[4 + rnd() % (size - 4)] = (uint8_t)rnd();
+		break;
+	case 1:	/* flags */
+		((uint32_t *)arg)[1] = (uint32_t)(1U << (rnd() % 32));
+		break;
+	case 2:	/* size */
+		((uint32_t *)arg)[0] = (uint32_t)PICK(((uint64_t[]){
+			0, 4, 8, size - 8, size + 8, 4096, 1U << 31 }));
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The kernel writes where output pointers point, as many entries as it
+ * has, at the stride the caller gives: after mutating, point them at a
+ * scratch area large enough for any stride we allow, or at an address the
+ * kernel must refuse, so the fuzzer never corrupts itself.
+ */
+#define SCRATCH_STRIDE	512
+static uint8_t *scratch;	/* 64 entries at the largest stride */
+
+static uint64_t out_ptr(void)
+{
+	return rnd() % 4 ? (uintptr_t)scratch :
+	       PICK(((uint64_t[]){ 0, 0xffff888000000000ULL, addrs[2],
+				   addrs[3] }));
+}
+
+static void sanitize(unsigned long cmd, void *arg)
+{
+	struct kvreg_register *r = arg;
+	struct kvreg_query *q = arg;
+	struct kvreg_devices *d = arg;
+	struct kvreg_procs *p = arg;
+
+	if (cmd == KVREG_IOC_REGISTER) {
+		r->keys = out_ptr();
+		r->key_size %= SCRATCH_STRIDE;
+	} else if (cmd == KVREG_IOC_QUERY) {
+		q->keys = out_ptr();
+		q->key_size %= SCRATCH_STRIDE;
+	} else if (cmd == KVREG_IOC_DEVICES) {
+		d->entries = out_ptr();
+		d->entry_size %= SCRATCH_STRIDE;
+	} else if (cmd == KVREG_IOC_PROCS) {
+		p->entries = out_ptr();
+		p->entry_size %= SCRATCH_STRIDE;
+	}
+}
+
+static const int allowed[] = {
+	0, EINVAL, E2BIG, EFAULT, ENOENT, ENODEV, EPERM, EACCES, ERANGE,
+	ENOMEM, EDQUOT, ENOSPC, EEXIST, EOPNOTSUPP, ENETDOWN, EIO, EAGAIN,
+	ENOTTY,
+};
+
+static void check_errno(int ret, unsigned long cmd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (ret == -allowed[i])
+			return;
+	CHECK(0, "ioctl %#lx answered %d", cmd, ret);
+}
+
+static void one_call(int fd)
+{
+	union {
+		struct kvreg_register reg;
+		struct kvreg_deregister dereg;
+		struct kvreg_query query;
+		struct kvreg_transfer xfer;
+		struct kvreg_devices devs;
+		struct kvreg_stats stats;
+		struct kvreg_budget budget;
+		struct kvreg_procs procs;
+		struct kvreg_abi_version abi;
+		uint8_t raw[256];
+	} a;
+	unsigned long cmd;
+	size_t size;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	switch (rnd() % 10) {
+	case 0: case 1: case 2:
+		cmd = KVREG_IOC_REGISTER;
+		size = sizeof(a.reg);
+		a.reg.addr = PICK(addrs) + (rnd() % 4 ? 0 : rnd() % SZ_4K);
+		a.reg.length = PICK(lens);
+		a.reg.access = rnd() % 4 ? KVREG_ACCESS_ALL : (uint32_t)rnd();
+		a.reg.device_mask = rnd() % 3 ? 0 : rnd() % 8;
+		a.reg.keys_capacity = rnd() % 10;
+		a.reg.key_size = rnd() % 4 ? sizeof(struct kvreg_key) :
+				 rnd() % 64;
+		a.reg.flags = rnd() % 5 ? 0 : KVREG_REG_F_ALLOW_OVERLAP;
+		break;
+	case 3:
+		cmd = KVREG_IOC_DEREGISTER;
+		size = sizeof(a.dereg);
+		a.dereg.handle = rnd() % 4 ? PICK(handles) : rnd();
+		break;
+	case 4:
+		cmd = KVREG_IOC_QUERY;
+		size = sizeof(a.query);
+		a.query.handle = PICK(handles);
+		a.query.keys_capacity = rnd() % 10;
+		a.query.key_size = sizeof(struct kvreg_key);
+		break;
+	case 5: case 6:
+		cmd = KVREG_IOC_TRANSFER;
+		size = sizeof(a.xfer);
+		a.xfer.opcode = 1 + rnd() % 3;
+		a.xfer.device_index = rnd() % 3;
+		a.xfer.local_handle = PICK(handles);
+		a.xfer.remote_handle = PICK(handles);
+		a.xfer.local_offset = rnd() % 3 ? rnd() % SZ_4K : rnd();
+		a.xfer.remote_offset = rnd() % 3 ? rnd() % SZ_4K : rnd();
+		a.xfer.length = rnd() % 3 ? 1 + rnd() % (2 * SZ_4K) : rnd();
+		break;
+	case 7:
+		cmd = KVREG_IOC_DEVICES;
+		size = sizeof(a.devs);
+		a.devs.capacity = rnd() % 5;
+		a.devs.entry_size = sizeof(struct kvreg_device_info);
+		break;
+	case 8:
+		cmd = PICK(((uint64_t[]){ KVREG_IOC_STATS, KVREG_IOC_ABI_VERSION,
+					  KVREG_IOC_PROCS }));
+		size = cmd == KVREG_IOC_STATS ? sizeof(a.stats) :
+		       cmd == KVREG_IOC_PROCS ? sizeof(a.procs) :
+		       sizeof(a.abi);
+		a.procs.capacity = rnd() % 8;
+		a.procs.entry_size = sizeof(struct kvreg_proc_info);
+		break;
+	default:
+		cmd = rnd() % 2 ? KVREG_IOC_SET_BUDGET :
+		      _IO(KVREG_IOC_MAGIC, 9 + rnd() % 200);
+		size = sizeof(a.budget);
+		a.budget.flags = rnd() % 8;
+		a.budget.max_mrs = 16 + rnd() % 4096;
+		a.budget.max_pinned_bytes = SZ_2M + rnd() % (64 * SZ_2M);
+		break;
+	}
+	a.reg.size = (uint32_t)size;
+	if (rnd() % 4 == 0)
+		mutate(&a, size);
+	sanitize(cmd, &a);
+	ret = ioctl(fd, cmd, &a) ? -errno : 0;
+	check_errno(ret, cmd);
+	if (!ret && cmd == KVREG_IOC_REGISTER && a.reg.handle)
+		handles[rnd() % 32] = a.reg.handle;
+}
+
+static void worker(int inherited, long calls, uint64_t seed)
+{
+	int fds[3];
+	long i;
+
+	rng_state = seed;
+	setup_addresses();
+	scratch = kvt_map_anon(64 * SCRATCH_STRIDE);
+	fds[0] = open(KVREG_DEVICE_PATH, O_RDWR);
+	fds[1] = open(KVREG_DEVICE_PATH, O_RDWR);
+	fds[2] = inherited;	/* another process's: always refused */
+	CHECK(fds[0] >= 0 && fds[1] >= 0, "open");
+	for (i = 0; i < calls; i++) {
+		int f = rnd() % 16 == 0 ? 2 : (int)(rnd() % 2);
+
+		one_call(fds[f]);
+		/* Now and then one of our files goes, with all on it. */
+		if (f != 2 && rnd() % 5000 == 0) {
+			close(fds[f]);
+			fds[f] = open(KVREG_DEVICE_PATH, O_RDWR);
+			CHECK(fds[f] >= 0, "reopen");
+		}
+	}
+	exit(T_PASS);
+}
+
+int main(int argc, char **argv)
+{
+	long calls = argc > 1 ? atol(argv[1]) : 100000;
+	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) :
+			(uint64_t)time(NULL);
+	int procs = argc > 3 ? atoi(argv[3]) : 4, i, status, failed = 0;
+	struct kvreg *kv = kvt_open();
+	struct kvt_snap before = kvt_snap(kv);
+	int shared = open(KVREG_DEVICE_PATH, O_RDWR);
+
+	printf("fuzz: %ld calls from %d processes, seed %#llx\n", calls, procs,
+	       (unsigned long long)seed);
+	CHECK(shared >= 0, "open");
+	for (i = 0; i < procs; i++) {
+		pid_t pid = fork();
+
+		CHECK(pid >= 0, "fork");
+		if (!pid)
+			worker(shared, calls / procs, seed + (uint64_t)i + 1);
+	}
+	for (i = 0; i < procs; i++) {
+		CHECK(wait(&status) > 0, "wait");
+		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	close(shared);
+	CHECK(!failed, "a fuzz process failed (seed %#llx)",
+	      (unsigned long long)seed);
+	kvt_check_unchanged(kv, &before, "after fuzzing");
+	kvreg_close(kv);
+	return T_PASS;
+}

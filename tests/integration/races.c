@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * Races and lifetimes: threads sharing one file; munmap, mprotect and
+ * mremap against registration; fork with live registrations; kill -9 in
+ * the middle of a large registration; device removal during transfers;
+ * rmmod while in use. After each: no kernel report (the runner checks),
+ * nothing left pinned or charged.
+ *   races NETDEV_OF_THE_SECOND_DEVICE
+ */
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+#include "kvtransfer.h"
+
+#define BUF	(64 * SZ_4K)
+
+static struct kvreg *kv;
+static struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+static unsigned int ndev;
+static uint8_t *shared_buf;
+static _Atomic uint64_t live[16];
+static atomic_bool stop;
+
+static uint64_t rnd_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Registers and deregisters slices of one buffer, on one shared file. */
+static void *registrar(void *arg)
+{
+	uint64_t s = (uintptr_t)arg;
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		uint64_t off = rnd_next(&s) % (BUF / 2);
+		uint64_t len = 1 + rnd_next(&s) % (BUF / 2);
+		unsigned int slot = rnd_next(&s) % 16;
+		uint64_t h;
+
+		if (kvreg_register_flags(kv, shared_buf + off, len,
+					 KVREG_ACCESS_ALL, 0,
+					 KVREG_REG_F_ALLOW_OVERLAP, &mr, &err))
+			continue;
+		h = atomic_exchange(&live[slot], kvreg_mr_handle(mr));
+		free(mr);
+		if (h) {
+			struct kvreg_deregister d = {
+				.size = sizeof(d), .handle = h,
+			};
+
+			/* Another thread may have taken it: ENOENT is fine. */
+			ioctl(kvreg_fd(kv), KVREG_IOC_DEREGISTER, &d);
+		}
+	}
+	return NULL;
+}
+
+/* Transfers between whatever handles are live, and queries them. */
+static void *mover(void *arg)
+{
+	uint64_t s = (uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		struct kvreg_transfer t = {
+			.size = sizeof(t),
+			.opcode = 1 + rnd_next(&s) % 2,
+			.device_index = devs[rnd_next(&s) % ndev].index,
+			.local_handle = atomic_load(&live[rnd_next(&s) % 16]),
+			.remote_handle = atomic_load(&live[rnd_next(&s) % 16]),
+			.length = 1 + rnd_next(&s) % 64,
+		};
+		struct kvreg_query q = {
+			.size = sizeof(q), .handle = t.local_handle,
+		};
+		int ret = ioctl(kvreg_fd(kv), KVREG_IOC_TRANSFER, &t) ?
+			  -errno : 0;
+
+		CHECK(!ret || ret == -ENOENT || ret == -ERANGE ||
+		      ret == -ENODEV, "transfer: %d", ret);
+		ioctl(kvreg_fd(kv), KVREG_IOC_QUERY, &q);
+	}
+	return NULL;
+}
+
+static void shared_file(void)
+{
+	pthread_t reg[3], mov[2];
+	struct kvreg_deregister d = { .size = sizeof(d) };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		pthread_create(&reg[i], NULL, registrar, (void *)(uintptr_t)(i + 1));
+	for (i = 0; i < 2; i++)
+		pthread_create(&mov[i], NULL, mover, (void *)(uintptr_t)(i + 7));
+	for (i = 0; i < 3; i++)
+		pthread_join(reg[i], NULL);
+	atomic_store(&stop, true);
+	for (i = 0; i < 2; i++)
+		pthread_join(mov[i], NULL);
+	for (i = 0; i < 16; i++) {
+		d.handle = atomic_exchange(&live[i], 0);
+		if (d.handle)
+			ioctl(kvreg_fd(kv), KVREG_IOC_DEREGISTER, &d);
+	}
+	printf("shared file: 3 registrars and 2 movers done\n");
+}
+
+/* The address space changes under registrations. */
+static void *remapper(void *arg)
+{
+	uint8_t *p = arg;
+
+	while (!atomic_load(&stop)) {
+		munmap(p + 16 * SZ_4K, 8 * SZ_4K);
+		mmap(p + 16 * SZ_4K, 8 * SZ_4K, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		mprotect(p + 32 * SZ_4K, 4 * SZ_4K, PROT_READ);
+		mprotect(p + 32 * SZ_4K, 4 * SZ_4K, PROT_READ | PROT_WRITE);
+	}
+	return NULL;
+}
+
+static void address_space(void)
+{
+	uint8_t *p = kvt_map_anon(BUF);
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	int i, ok = 0, refused = 0;
+	pthread_t t;
+	void *moved;
+
+	atomic_store(&stop, false);
+	pthread_create(&t, NULL, remapper, p);
+	for (i = 0; i < 300; i++) {
+		int ret = kvreg_register(kv, p, BUF, KVREG_ACCESS_ALL, 0, &mr,
+					 &err);
+
+		if (!ret) {
+			ok++;
+			CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+			continue;
+		}
+		refused++;
+		CHECK(err.reason == KVREG_REASON_UNMAPPED_ADDRESS ||
+		      err.reason == KVREG_REASON_READ_ONLY,
+		      "refused for reason %u", err.reason);
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+
+	/*
+	 * Registered, then moved and unmapped: the pins hold the pages.
+	 * A fresh mapping: the loop above split @p into several VMAs, which
+	 * mremap() cannot move as one.
+	 */
+	p = kvt_map_anon(BUF);
+	CHECK_OK(kvreg_register(kv, p, BUF, KVREG_ACCESS_ALL, 0, &mr, &err),
+		 &err);
+	moved = mremap(p, BUF, 2 * BUF, MREMAP_MAYMOVE);
+	CHECK(moved != MAP_FAILED, "mremap: %s", strerror(errno));
+	CHECK(!munmap(moved, 2 * BUF), "munmap");
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	printf("address space: %d registered, %d refused while remapping\n",
+	       ok, refused);
+}
+
+/* The child's writes never reach the parent's registered pages. */
+static void fork_registered(void)
+{
+	uint8_t *a = kvt_map_anon(BUF), *b = kvt_map_anon(BUF);
+	struct kvreg_mr *ma, *mb;
+	struct kvreg_error err;
+	uint32_t dev = devs[0].index;
+	int status;
+	pid_t pid;
+
+	kvt_fill(a, BUF, 0x91);
+	CHECK_OK(kvreg_register(kv, a, BUF, KVREG_ACCESS_ALL, 1ULL << dev, &ma,
+				&err), &err);
+	CHECK_OK(kvreg_register(kv, b, BUF, KVREG_ACCESS_ALL, 1ULL << dev, &mb,
+				&err), &err);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		memset(a, 0xEE, BUF);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "wait");
+	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, BUF);
+	CHECK(kvt_mismatch(b, 0, BUF, 0x91, 0) < 0,
+	      "the child's writes reached the registered pages");
+	/* And the parent's own writes still do. */
+	kvt_fill(a, BUF, 0x92);
+	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, BUF);
+	CHECK(kvt_mismatch(b, 0, BUF, 0x92, 0) < 0, "parent write after fork");
+	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
+	printf("fork: the parent's registration stayed its own\n");
+}
+
+static void kill_mid_registration(void)
+{
+	const uint64_t big = 128ULL << 20;
+	int round;
+
+	for (round = 0; round < 6; round++) {
+		int status;
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		CHECK(pid >= 0, "fork");
+		if (!pid) {
+			struct kvreg *mine = kvt_open();
+			struct kvreg_error err;
+			struct kvreg_mr *mr;
+			uint8_t *p = kvt_map_anon(big);
+
+			for (;;) {
+				if (!kvreg_register(mine, p, big,
+						    KVREG_ACCESS_ALL, 0, &mr,
+						    &err))
+					kvreg_deregister(mine, mr, &err);
+			}
+		}
+		usleep(200000 + round * 150000);
+		kill(pid, SIGKILL);
+		CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status),
+		      "child not killed");
+	}
+	printf("kill -9 during registration: 6 rounds\n");
+}
+
+struct removal_arg {
+	struct kvreg_mr *a, *b;
+	uint32_t dev;
+	int ok, gone;
+};
+
+static void *remote_mover(void *arg)
+{
+	struct removal_arg *r = arg;
+	struct kvreg_error err;
+
+	while (!atomic_load(&stop)) {
+		int ret = kvreg_transfer(kv, KVREG_OP_WRITE, r->dev, r->a, 0,
+					 r->b, 0, BUF, &err);
+
+		if (!ret)
+			r->ok++;
+		else if (ret == -ENODEV)
+			r->gone++;
+		else
+			CHECK(0, "transfer during removal: %d reason %u", ret,
+			      err.reason);
+	}
+	return NULL;
+}
+
+static void remove_during_transfers(const char *netdev)
+{
+	uint8_t *a = kvt_map_anon(BUF), *b = kvt_map_anon(BUF);
+	struct removal_arg r = { .dev = devs[1].index };
+	struct kvreg_error err;
+	char cmd[256];
+	pthread_t t;
+
+	CHECK_OK(kvreg_register(kv, a, BUF, KVREG_ACCESS_ALL, 0, &r.a, &err),
+		 &err);
+	CHECK_OK(kvreg_register(kv, b, BUF, KVREG_ACCESS_ALL, 0, &r.b, &err),
+		 &err);
+	atomic_store(&stop, false);
+	pthread_create(&t, NULL, remote_mover, &r);
+	usleep(300000);
+	snprintf(cmd, sizeof(cmd), "rdma link delete %s", devs[1].name);
+	CHECK(!system(cmd), "%s", cmd);
+	usleep(200000);
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	CHECK(r.ok > 0 && r.gone > 0, "%d transfers before, %d refused after",
+	      r.ok, r.gone);
+	CHECK_OK(kvreg_deregister(kv, r.b, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, r.a, &err), &err);
+	snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
+		 devs[1].name, netdev);
+	CHECK(!system(cmd), "%s", cmd);
+	printf("device removal: %d transfers before it, %d refused after\n",
+	       r.ok, r.gone);
+}
+
+int main(int argc, char **argv)
+{
+	struct kvt_snap before;
+
+	if (argc != 2)
+		kvt_skip("usage: races NETDEV");
+	kv = kvt_open();
+	ndev = kvt_devices(kv, devs);
+	if (ndev < 2)
+		kvt_skip("needs two RDMA devices");
+	shared_buf = kvt_map_anon(BUF);
+	before = kvt_snap(kv);
+
+	shared_file();
+	kvt_check_unchanged(kv, &before, "after the shared-file race");
+	address_space();
+	kvt_check_unchanged(kv, &before, "after the address-space race");
+	fork_registered();
+	kvt_check_unchanged(kv, &before, "after fork");
+	kill_mid_registration();
+	kvt_check_unchanged(kv, &before, "after kill -9 mid-registration");
+	remove_during_transfers(argv[1]);
+	kvt_check_unchanged(kv, &before, "after removal during transfers");
+
+	/* In use: the module must refuse to go. */
+	CHECK(system("rmmod kvreg 2>/dev/null") != 0, "rmmod while in use");
+	CHECK(kvt_devices(kv, devs) >= 2, "kvreg unusable after rmmod attempt");
+	kvreg_close(kv);
+	printf("rmmod refused while /dev/kvreg was open\n");
+	return T_PASS;
+}

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite for kvreg's pure logic: MR planning and page size, argument
+ * checks, duplicate and overlap rules, budget arithmetic, error records.
+ * Built as kvreg_kunit.ko against a kernel with CONFIG_KUNIT; it runs at
+ * insmod and reports in /sys/kernel/debug/kunit/kvreg/results.
+ */
+#include <kunit/test.h>
+#include <linux/mm_types.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "kvreg.h"
+
+#define MIB(x)	((u64)(x) << 20)
+
+/* A DMA-mapped table with the given runs, as a device would have it. */
+static struct sg_table *fake_sgt(struct kunit *test, const u64 *addr,
+				 const u32 *len, unsigned int n)
+{
+	struct sg_table *sgt = kunit_kzalloc(test, sizeof(*sgt), GFP_KERNEL);
+	struct scatterlist *sg;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sgt);
+	KUNIT_ASSERT_EQ(test, sg_alloc_table(sgt, n, GFP_KERNEL), 0);
+	for_each_sg(sgt->sgl, sg, n, i) {
+		sg_dma_address(sg) = addr[i];
+		sg_dma_len(sg) = len[i];
+	}
+	sgt->nents = n;
+	return sgt;
+}
+
+static void plan_fits_in_one(struct kunit *test)
+{
+	const u64 a[] = { 0x100000 };
+	const u32 l[] = { 100 * SZ_4K };
+	struct sg_table *sgt = fake_sgt(test, a, l, 1);
+
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, PAGE_SHIFT, 512), 1U);
+	sg_free_table(sgt);
+}
+
+/* A chunk that fills inside an entry leaves its last page to the next. */
+static void plan_split_inside_entry(struct kunit *test)
+{
+	const u64 a[] = { 0x100000 };
+	const u32 l[] = { 1027 * SZ_4K };
+	struct sg_table *sgt = fake_sgt(test, a, l, 1);
+
+	/* 511 + 511 + 5, as ib_sg_to_pages() maps it. */
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, PAGE_SHIFT, 512), 3U);
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, PAGE_SHIFT, 1027), 1U);
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, PAGE_SHIFT, 1026), 2U);
+	sg_free_table(sgt);
+}
+
+/* Filling exactly at an entry's end wastes nothing. */
+static void plan_exact_entries(struct kunit *test)
+{
+	const u64 a[] = { 0x100000, 0x900000 };
+	const u32 l[] = { 512 * SZ_4K, 512 * SZ_4K };
+	struct sg_table *sgt = fake_sgt(test, a, l, 2);
+
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, PAGE_SHIFT, 512), 2U);
+	sg_free_table(sgt);
+}
+
+/* An offset into the first page does not add a page. */
+static void plan_first_offset(struct kunit *test)
+{
+	const u64 a[] = { 0x100000 };
+	const u32 l[] = { 2 * SZ_4K };
+	struct sg_table *sgt = fake_sgt(test, a, l, 1);
+
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 100, PAGE_SHIFT, 2), 1U);
+	sg_free_table(sgt);
+}
+
+static void plan_huge_pages(struct kunit *test)
+{
+	const u64 a[] = { MIB(64) };
+	const u32 l[] = { MIB(16) };
+	struct sg_table *sgt = fake_sgt(test, a, l, 1);
+
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, 21, 512), 1U);
+	/* 8 huge pages, 4 per MR: 3 + 3 + 2. */
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, 21, 4), 3U);
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, 21, 1), 0U);
+	sg_free_table(sgt);
+}
+
+static void pages_per_mr_limits(struct kunit *test)
+{
+	struct kvreg_dev kdev = {
+		.max_fast_reg_pages = 512, .max_mr_size = MIB(1),
+	};
+
+	KUNIT_EXPECT_EQ(test, kvreg_pages_per_mr(&kdev, PAGE_SHIFT), 256U);
+	kdev.max_mr_size = U64_MAX;
+	KUNIT_EXPECT_EQ(test, kvreg_pages_per_mr(&kdev, PAGE_SHIFT), 512U);
+	KUNIT_EXPECT_EQ(test, kvreg_pages_per_mr(&kdev, 21), 512U);
+}
+
+static void page_shift_choice(struct kunit *test)
+{
+	static const u64 aligned[] = { MIB(64) + 0x3000, MIB(80) };
+	static const u32 len[] = { MIB(2) - 0x3000, MIB(4) };
+	static const u64 skewed[] = { MIB(64) + 0x5000, MIB(80) };
+	static const u64 small[] = { 0x10000, 0x30000 };
+	static const u32 small_len[] = { SZ_8K, SZ_8K };
+	/* Lock debugging makes these large: not on the stack. */
+	struct kvreg_dev *kdev = kunit_kzalloc(test, sizeof(*kdev), GFP_KERNEL);
+	struct kvreg_reg *reg = kunit_kzalloc(test, sizeof(*reg), GFP_KERNEL);
+	struct sg_table *sgt;
+
+	KUNIT_ASSERT_NOT_NULL(test, kdev);
+	KUNIT_ASSERT_NOT_NULL(test, reg);
+	kdev->page_size_cap = 0xfffff000;
+
+	/* VA and DMA agree modulo 2 MiB, inner boundaries aligned: 2 MiB. */
+	reg->addr = MIB(2) * 100 + 0x3000;
+	sgt = fake_sgt(test, aligned, len, 2);
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt), 21U);
+	KUNIT_EXPECT_TRUE(test, reg->huge_backed);
+	/* The device cannot: base pages, still huge-backed. */
+	kdev->page_size_cap = SZ_4K;
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt),
+			(u32)PAGE_SHIFT);
+	sg_free_table(sgt);
+
+	kdev->page_size_cap = 0xfffff000;
+	sgt = fake_sgt(test, skewed, len, 2);
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt),
+			(u32)PAGE_SHIFT);
+	sg_free_table(sgt);
+
+	reg->huge_backed = false;
+	reg->addr = 0x10000;
+	sgt = fake_sgt(test, small, small_len, 2);
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt),
+			(u32)PAGE_SHIFT);
+	KUNIT_EXPECT_FALSE(test, reg->huge_backed);
+	sg_free_table(sgt);
+}
+
+static struct kvreg_register valid_register(void)
+{
+	return (struct kvreg_register) {
+		.size = sizeof(struct kvreg_register),
+		.addr = 0x10000,
+		.length = SZ_64K,
+		.access = KVREG_ACCESS_ALL,
+	};
+}
+
+static void check_register_refusals(struct kunit *test)
+{
+	struct kvreg_register r = valid_register();
+
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), 0);
+
+	r.flags = BIT(7);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_FLAGS);
+
+	r = valid_register();
+	r.access = KVREG_ACCESS_REMOTE_WRITE;
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_ACCESS);
+
+	r = valid_register();
+	r.access = BIT(12);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
+
+	r = valid_register();
+	r.addr = -SZ_4K;
+	r.length = SZ_8K;
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_LENGTH);
+
+	r = valid_register();
+	r.keys_capacity = 1;
+	r.key_size = 8;
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_KEYS);
+}
+
+static void check_register_devices(struct kunit *test)
+{
+	struct kvreg_register r = valid_register();
+
+	r.device_mask = BIT_ULL(5) | BIT_ULL(1);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -ENODEV);
+	KUNIT_EXPECT_EQ(test, r.error.reason, (u32)KVREG_REASON_NO_DEVICE);
+	KUNIT_EXPECT_EQ(test, r.error.device_index, 5U);
+
+	r = valid_register();
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0), -ENODEV);
+	KUNIT_EXPECT_EQ(test, r.error.device_index, KVREG_NO_DEVICE_INDEX);
+
+	/* Zero bytes need no device. */
+	r = valid_register();
+	r.length = 0;
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0), 0);
+}
+
+static void access_mapping(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kvreg_access_to_ib(KVREG_ACCESS_ALL),
+			IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			IB_ACCESS_REMOTE_READ);
+	KUNIT_EXPECT_EQ(test, kvreg_access_to_ib(KVREG_ACCESS_REMOTE_READ),
+			IB_ACCESS_REMOTE_READ);
+	KUNIT_EXPECT_EQ(test, kvreg_access_to_ib(0), 0);
+}
+
+/* A file holding one registration [0x10000, 0x20000), all access, dev 0. */
+static struct kvreg_file *file_with_one(struct kunit *test,
+					struct kvreg_reg **regp)
+{
+	struct kvreg_file *kf = kunit_kzalloc(test, sizeof(*kf), GFP_KERNEL);
+	struct kvreg_reg *reg = kunit_kzalloc(test, sizeof(*reg), GFP_KERNEL);
+	u32 id;
+
+	KUNIT_ASSERT_NOT_NULL(test, kf);
+	KUNIT_ASSERT_NOT_NULL(test, reg);
+	kvreg_file_init(kf);
+	reg->addr = 0x10000;
+	reg->length = SZ_64K;
+	reg->access = KVREG_ACCESS_ALL;
+	reg->dev_mask = 0x1;
+	KUNIT_ASSERT_EQ(test, xa_alloc(&kf->regs, &id, reg, xa_limit_31b,
+				       GFP_KERNEL), 0);
+	reg->handle = id;
+	*regp = reg;
+	return kf;
+}
+
+static void same_and_overlap(struct kunit *test)
+{
+	struct kvreg_reg *reg, *found;
+	struct kvreg_file *kf = file_with_one(test, &reg);
+	struct kvreg_register r = valid_register();
+	int ret;
+
+	mutex_lock(&kf->lock);
+	found = kvreg_find_same(kf, &r, 0x1, &ret);
+	KUNIT_EXPECT_PTR_EQ(test, found, reg);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+
+	/* Same range, other devices: an overlap, with the range named. */
+	found = kvreg_find_same(kf, &r, 0x3, &ret);
+	KUNIT_EXPECT_NULL(test, found);
+	KUNIT_EXPECT_EQ(test, ret, -EEXIST);
+	KUNIT_EXPECT_EQ(test, r.error.reason, (u32)KVREG_REASON_OVERLAP);
+	KUNIT_EXPECT_EQ(test, r.error.address, 0x10000ULL);
+	KUNIT_EXPECT_EQ(test, r.error.limit, (u64)SZ_64K);
+	KUNIT_EXPECT_EQ(test, r.error.usage, reg->handle);
+
+	/* Partial overlap, allowed. */
+	r = valid_register();
+	r.addr = 0x1f000;
+	r.flags = KVREG_REG_F_ALLOW_OVERLAP;
+	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &ret));
+	KUNIT_EXPECT_EQ(test, ret, 0);
+
+	/* Touching is not overlapping. */
+	r = valid_register();
+	r.addr = 0x20000;
+	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &ret));
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	r.addr = 0x10000 - SZ_64K;
+	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &ret));
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	mutex_unlock(&kf->lock);
+	xa_destroy(&kf->regs);
+}
+
+static void device_mr_limit(struct kunit *test)
+{
+	struct kvreg_dev kdev = { .max_mr = 524287 };
+	unsigned long cap = kvreg_max_mrs_per_device;
+	unsigned int pct = kvreg_device_mr_reserve_percent;
+
+	kvreg_max_mrs_per_device = 0;
+	kvreg_device_mr_reserve_percent = 50;
+	KUNIT_EXPECT_EQ(test, kvreg_device_mr_limit(&kdev), 262143ULL);
+	kvreg_device_mr_reserve_percent = 250;	/* clamped to 100 */
+	KUNIT_EXPECT_EQ(test, kvreg_device_mr_limit(&kdev), 0ULL);
+	kvreg_max_mrs_per_device = 8;
+	KUNIT_EXPECT_EQ(test, kvreg_device_mr_limit(&kdev), 8ULL);
+	kvreg_max_mrs_per_device = 1 << 30;	/* never past max_mr */
+	KUNIT_EXPECT_EQ(test, kvreg_device_mr_limit(&kdev), 524287ULL);
+	kvreg_max_mrs_per_device = cap;
+	kvreg_device_mr_reserve_percent = pct;
+}
+
+/* A process and a registration on one device, outside any real mm. */
+struct acct_fixture {
+	struct mm_struct *mm;
+	struct kvreg_mm km;
+	struct kvreg_dev kdev;
+	struct kvreg_reg *reg;
+};
+
+static void acct_setup(struct kunit *test, struct acct_fixture *f,
+		       u32 planned)
+{
+	f->mm = kunit_kzalloc(test, sizeof(*f->mm), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->mm);
+	f->km.mm = f->mm;
+	f->km.own_max_mrs = KVREG_UNLIMITED;
+	f->km.own_max_bytes = KVREG_UNLIMITED;
+	f->kdev.max_mr = 100;
+	atomic64_set(&f->kdev.nr_mrs, 0);
+	f->reg = kunit_kzalloc(test, struct_size(f->reg, devs, 1), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->reg);
+	f->reg->km = &f->km;
+	f->reg->nr_devs = 1;
+	f->reg->devs[0].dev = &f->kdev;
+	f->reg->devs[0].reg = f->reg;
+	f->reg->devs[0].planned_mrs = planned;
+}
+
+static void budget_mrs(struct kunit *test)
+{
+	unsigned long dflt = kvreg_max_mrs_per_process;
+	struct kvreg_error err = {};
+	struct acct_fixture f = {};
+
+	acct_setup(test, &f, 3);
+	kvreg_max_mrs_per_process = 4;
+	f.km.nr_mrs = 2;
+	KUNIT_EXPECT_EQ(test, kvreg_acct_charge_mrs(f.reg, &err), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, err.reason, (u32)KVREG_REASON_PROC_MR_BUDGET);
+	KUNIT_EXPECT_EQ(test, err.limit, 4ULL);
+	KUNIT_EXPECT_EQ(test, err.usage, 2ULL);
+	KUNIT_EXPECT_EQ(test, err.request, 3ULL);
+	KUNIT_EXPECT_FALSE(test, f.reg->devs[0].charged);
+
+	/* Within budget: the process and the device are charged once. */
+	f.km.nr_mrs = 1;
+	memset(&err, 0, sizeof(err));
+	KUNIT_EXPECT_EQ(test, kvreg_acct_charge_mrs(f.reg, &err), 0);
+	KUNIT_EXPECT_EQ(test, f.km.nr_mrs, 4ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f.kdev.nr_mrs), 3LL);
+	kvreg_acct_uncharge_mrs(&f.reg->devs[0]);
+	kvreg_acct_uncharge_mrs(&f.reg->devs[0]);	/* only once */
+	KUNIT_EXPECT_EQ(test, f.km.nr_mrs, 1ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f.kdev.nr_mrs), 0LL);
+	kvreg_max_mrs_per_process = dflt;
+}
+
+static void budget_device_reserve(struct kunit *test)
+{
+	unsigned int pct = kvreg_device_mr_reserve_percent;
+	struct kvreg_error err = {};
+	struct acct_fixture f = {};
+
+	acct_setup(test, &f, 3);
+	kvreg_device_mr_reserve_percent = 50;
+	atomic64_set(&f.kdev.nr_mrs, 48);
+	KUNIT_EXPECT_EQ(test, kvreg_acct_charge_mrs(f.reg, &err), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, err.reason, (u32)KVREG_REASON_DEVICE_MR_RESERVE);
+	KUNIT_EXPECT_EQ(test, err.limit, 50ULL);
+	KUNIT_EXPECT_EQ(test, err.usage, 48ULL);
+	KUNIT_EXPECT_EQ(test, err.request, 3ULL);
+	KUNIT_EXPECT_EQ(test, f.km.nr_mrs, 0ULL);
+	kvreg_device_mr_reserve_percent = pct;
+}
+
+static void budget_bytes(struct kunit *test)
+{
+	unsigned long proc = kvreg_max_bytes_per_process;
+	unsigned long host = kvreg_host_max_bytes;
+	struct kvreg_error err = {};
+	struct acct_fixture f = {};
+
+	acct_setup(test, &f, 1);
+	kvreg_max_bytes_per_process = 16 * PAGE_SIZE;
+	kvreg_host_max_bytes = U64_MAX >> 1;
+	KUNIT_EXPECT_EQ(test, kvreg_acct_charge_pages(&f.km, 12, &err), 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f.mm->pinned_vm), 12LL);
+	KUNIT_EXPECT_EQ(test, kvreg_acct_charge_pages(&f.km, 8, &err),
+			-EDQUOT);
+	KUNIT_EXPECT_EQ(test, err.reason, (u32)KVREG_REASON_PROC_BYTES_BUDGET);
+	KUNIT_EXPECT_EQ(test, err.limit, 16 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, err.usage, 12 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, err.request, 8 * PAGE_SIZE);
+	/* Refused: the memlock charge was taken back. */
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f.mm->pinned_vm), 12LL);
+	kvreg_acct_uncharge_pages(&f.km, 12);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&f.mm->pinned_vm), 0LL);
+	KUNIT_EXPECT_EQ(test, f.km.pinned_bytes, 0ULL);
+	kvreg_max_bytes_per_process = proc;
+	kvreg_host_max_bytes = host;
+}
+
+static void budget_set(struct kunit *test)
+{
+	unsigned long dflt = kvreg_max_mrs_per_process;
+	struct kvreg_budget b = { .flags = KVREG_BUDGET_F_MRS, .max_mrs = 7 };
+	struct acct_fixture f = {};
+
+	acct_setup(test, &f, 1);
+	kvreg_max_mrs_per_process = 4096;
+	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.max_mrs, 7ULL);
+	KUNIT_EXPECT_EQ(test, f.km.own_max_mrs, 7ULL);
+
+	b = (struct kvreg_budget) {
+		.flags = KVREG_BUDGET_F_DEFAULTS | KVREG_BUDGET_F_MRS,
+	};
+	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, b.error.argument, (u32)KVREG_ARG_FLAGS);
+
+	b = (struct kvreg_budget) { .flags = KVREG_BUDGET_F_DEFAULTS };
+	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b), 0);
+	KUNIT_EXPECT_EQ(test, b.max_mrs, 4096ULL);
+	kvreg_max_mrs_per_process = dflt;
+}
+
+static void error_records(struct kunit *test)
+{
+	struct kvreg_error err = {};
+
+	KUNIT_EXPECT_EQ(test, kvreg_bad_arg(&err, KVREG_ARG_OPCODE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, err.reason, (u32)KVREG_REASON_BAD_ARGUMENT);
+	KUNIT_EXPECT_EQ(test, err.argument, (u32)KVREG_ARG_OPCODE);
+	KUNIT_EXPECT_EQ(test, err.device_index, KVREG_NO_DEVICE_INDEX);
+	kvreg_set_error(&err, KVREG_REASON_DEVICE_REMOVED, 3);
+	KUNIT_EXPECT_EQ(test, err.device_index, 3U);
+}
+
+static struct kunit_case kvreg_cases[] = {
+	KUNIT_CASE(plan_fits_in_one),
+	KUNIT_CASE(plan_split_inside_entry),
+	KUNIT_CASE(plan_exact_entries),
+	KUNIT_CASE(plan_first_offset),
+	KUNIT_CASE(plan_huge_pages),
+	KUNIT_CASE(pages_per_mr_limits),
+	KUNIT_CASE(page_shift_choice),
+	KUNIT_CASE(check_register_refusals),
+	KUNIT_CASE(check_register_devices),
+	KUNIT_CASE(access_mapping),
+	KUNIT_CASE(same_and_overlap),
+	KUNIT_CASE(device_mr_limit),
+	KUNIT_CASE(budget_mrs),
+	KUNIT_CASE(budget_device_reserve),
+	KUNIT_CASE(budget_bytes),
+	KUNIT_CASE(budget_set),
+	KUNIT_CASE(error_records),
+	{}
+};
+
+static struct kunit_suite kvreg_suite = {
+	.name = "kvreg",
+	.test_cases = kvreg_cases,
+};
+kunit_test_suite(kvreg_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kvreg");
+MODULE_LICENSE("GPL");
