@@ -57,7 +57,6 @@ u64 kvreg_devices_present(void)
 int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info)
 {
 	struct kvreg_dev *kdev = kvreg_dev_get(index);
-	struct ib_port_attr port_attr;
 	int ret = 0;
 
 	if (!kdev)
@@ -70,8 +69,12 @@ int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info)
 	memset(info, 0, sizeof(*info));
 	info->index = kdev->index;
 	strscpy(info->name, dev_name(&kdev->ibdev->dev), sizeof(info->name));
-	if (!ib_query_port(kdev->ibdev, kdev->port, &port_attr))
-		info->port_state = port_attr.state;
+	/*
+	 * From the port events, not ib_query_port(): a query can cost a
+	 * firmware command, and some drivers log on every one.
+	 */
+	info->port_state = READ_ONCE(kdev->port_active) ? IB_PORT_ACTIVE :
+							  IB_PORT_DOWN;
 	info->max_mr_size = kdev->max_mr_size;
 	info->page_size_cap = kdev->page_size_cap;
 	info->max_mr = kdev->max_mr;
@@ -334,6 +337,7 @@ static int kvreg_add_one(struct ib_device *ibdev)
 	kdev->max_mr = ibdev->attrs.max_mr;
 	kdev->max_fast_reg_pages = ibdev->attrs.max_fast_reg_page_list_len;
 	kdev->max_seg_size = ib_dma_max_seg_size(ibdev);
+	kdev->page_list_overread = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 	/* Chunking needs two pages per MR: see kvreg_map_mrs(). */
 	if (kdev->max_fast_reg_pages < 2) {
 		ret = -EOPNOTSUPP;

@@ -70,7 +70,17 @@ struct kvreg_dev {
 	u32 max_mr;
 	u32 max_fast_reg_pages;
 	unsigned int max_seg_size;
+	/*
+	 * rxe before its 6.4 rewrite reads one pointer past its page-list
+	 * table when a copy ends at the last entry of a full table (the
+	 * table is full when the list length is a multiple of
+	 * RXE_BUF_PER_MAP): MR page lists are sized to stay out of that.
+	 */
+	bool page_list_overread;
 };
+
+/* rxe's page-list entries per table page (PAGE_SIZE / rxe_phys_buf). */
+#define KVREG_RXE_BUFS_PER_MAP	(PAGE_SIZE / 16)
 
 /*
  * One process (one mm) using kvreg: its budget and usage, shared by every

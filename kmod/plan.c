@@ -38,8 +38,13 @@ u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
 /* MR pages one MR may hold: the fast-registration list, and max_mr_size. */
 u32 kvreg_pages_per_mr(struct kvreg_dev *kdev, u32 page_shift)
 {
-	return min_t(u64, kdev->max_fast_reg_pages,
-		     kdev->max_mr_size >> page_shift);
+	u32 pages = min_t(u64, kdev->max_fast_reg_pages,
+			  kdev->max_mr_size >> page_shift);
+
+	if (kdev->page_list_overread && pages > 2 &&
+	    !(pages % KVREG_RXE_BUFS_PER_MAP))
+		pages--;
+	return pages;
 }
 
 /*

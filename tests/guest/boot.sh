@@ -32,7 +32,7 @@ status=0
 timeout --foreground "$TIMEOUT" qemu-system-x86_64 \
 	-machine q35,accel=tcg -cpu max -smp 2 -m "$MEM" \
 	-kernel "$VMLINUZ" -initrd "$INITRD" \
-	-append "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR" \
+	-append "console=ttyS0 quiet loglevel=4 log_buf_len=8M panic=-1 oops=panic KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$OUT",mount_tag=kvregout,security_model=none,multidevs=remap \
 	-nic none -display none -serial stdio -monitor none -no-reboot \

@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 	printf("fuzz: %ld calls from %d processes, seed %#llx\n", calls, procs,
 	       (unsigned long long)seed);
 	CHECK(shared >= 0, "open");
+	fflush(stdout);
 	for (i = 0; i < procs; i++) {
 		pid_t pid = fork();
 

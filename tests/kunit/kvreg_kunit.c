@@ -101,6 +101,11 @@ static void pages_per_mr_limits(struct kunit *test)
 	kdev.max_mr_size = U64_MAX;
 	KUNIT_EXPECT_EQ(test, kvreg_pages_per_mr(&kdev, PAGE_SHIFT), 512U);
 	KUNIT_EXPECT_EQ(test, kvreg_pages_per_mr(&kdev, 21), 512U);
+	/* rxe: never a full page-list table (its over-read). */
+	kdev.page_list_overread = true;
+	KUNIT_EXPECT_EQ(test, kvreg_pages_per_mr(&kdev, PAGE_SHIFT), 511U);
+	kdev.max_fast_reg_pages = 300;
+	KUNIT_EXPECT_EQ(test, kvreg_pages_per_mr(&kdev, PAGE_SHIFT), 300U);
 }
 
 static void page_shift_choice(struct kunit *test)
