@@ -91,12 +91,36 @@ static void *mover(void *arg)
 	return NULL;
 }
 
+/* Forks while the others register: children scribble on their copy. */
+static void *forker(void *arg)
+{
+	int *forks = arg, status;
+
+	while (!atomic_load(&stop)) {
+		pid_t pid = fork();
+
+		CHECK(pid >= 0, "fork");
+		if (!pid) {
+			memset(shared_buf, 0xEE, BUF);
+			_exit(0);
+		}
+		CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+		(*forks)++;
+	}
+	return NULL;
+}
+
 static void shared_file(void)
 {
-	pthread_t reg[3], mov[2];
+	pthread_t reg[3], mov[2], fork_thread;
 	struct kvreg_deregister d = { .size = sizeof(d) };
-	int i;
+	int i, forks = 0;
+	uint64_t off;
 
+	/* One value everywhere: the movers' copies cannot change it. */
+	memset(shared_buf, 0x5A, BUF);
+	fflush(stdout);
+	pthread_create(&fork_thread, NULL, forker, &forks);
 	for (i = 0; i < 3; i++)
 		pthread_create(&reg[i], NULL, registrar, (void *)(uintptr_t)(i + 1));
 	for (i = 0; i < 2; i++)
@@ -106,12 +130,18 @@ static void shared_file(void)
 	atomic_store(&stop, true);
 	for (i = 0; i < 2; i++)
 		pthread_join(mov[i], NULL);
+	pthread_join(fork_thread, NULL);
 	for (i = 0; i < 16; i++) {
 		d.handle = atomic_exchange(&live[i], 0);
 		if (d.handle)
 			ioctl(kvreg_fd(kv), KVREG_IOC_DEREGISTER, &d);
 	}
-	printf("shared file: 3 registrars and 2 movers done\n");
+	for (off = 0; off < BUF; off++)
+		CHECK(shared_buf[off] == 0x5A,
+		      "a fork child's write reached byte %llu of the parent",
+		      (unsigned long long)off);
+	printf("shared file: 3 registrars, 2 movers and %d forks done\n",
+	       forks);
 }
 
 /* The address space changes under registrations. */
