@@ -265,6 +265,43 @@ static inline void kvt_check_pinned(struct kvreg *kv,
 	      (long long)(now.kernel_pins - before->kernel_pins));
 }
 
+/* A shell command the test needs to succeed (rdma, ip). */
+static inline void kvt_run(const char *cmd)
+{
+	CHECK(system(cmd) == 0, "%s", cmd);
+}
+
+/* Write @text to a sysfs, debugfs, procfs or cgroup file: 0 or -1. */
+static inline int kvt_put(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static inline unsigned long long kvt_read_param(const char *path)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen(path, "r");
+
+	CHECK(f && fscanf(f, "%llu", &v) == 1, "read %s", path);
+	fclose(f);
+	return v;
+}
+
+static inline void kvt_write_param(const char *path, unsigned long long v)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu\n", v);
+	CHECK(!kvt_put(path, text), "write %s", path);
+}
+
 /* Expect a failure with this errno and reason. */
 #define CHECK_FAILS(call, errp, want_errno, want_reason)		\
 	do {								\

@@ -7,23 +7,6 @@
 
 #define HOST_PARAM "/sys/module/kvreg/parameters/host_max_bytes"
 
-static unsigned long long read_param(const char *path)
-{
-	unsigned long long v = 0;
-	FILE *f = fopen(path, "r");
-
-	CHECK(f && fscanf(f, "%llu", &v) == 1, "read %s", path);
-	fclose(f);
-	return v;
-}
-
-static void write_param(const char *path, unsigned long long v)
-{
-	FILE *f = fopen(path, "w");
-
-	CHECK(f && fprintf(f, "%llu\n", v) > 0 && !fclose(f), "write %s", path);
-}
-
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -56,8 +39,8 @@ int main(void)
 				  &err), &err);
 
 	/* Host ceiling: what is pinned now plus 16 KiB. */
-	host_max = read_param(HOST_PARAM);
-	write_param(HOST_PARAM, kvt_stats(kv).pinned_pages * SZ_4K + 4 * SZ_4K);
+	host_max = kvt_read_param(HOST_PARAM);
+	kvt_write_param(HOST_PARAM, kvt_stats(kv).pinned_pages * SZ_4K + 4 * SZ_4K);
 	CHECK_FAILS(kvreg_register(kv, p + 16 * SZ_4K, 8 * SZ_4K,
 				   KVREG_ACCESS_ALL, 0, &b, &err),
 		    &err, EDQUOT, KVREG_REASON_HOST_CEILING);
@@ -66,7 +49,7 @@ int main(void)
 	      (unsigned long long)err.usage);
 	CHECK_OK(kvreg_register(kv, p + 16 * SZ_4K, 4 * SZ_4K,
 				KVREG_ACCESS_ALL, 0, &b, &err), &err);
-	write_param(HOST_PARAM, host_max);
+	kvt_write_param(HOST_PARAM, host_max);
 
 	CHECK_OK(kvreg_deregister(kv, b, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, a, &err), &err);

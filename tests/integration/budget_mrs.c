@@ -11,13 +11,6 @@
 
 #define PARAM "/sys/module/kvreg/parameters/max_mrs_per_process"
 
-static void write_param(const char *path, unsigned long long v)
-{
-	FILE *f = fopen(path, "w");
-
-	CHECK(f && fprintf(f, "%llu\n", v) > 0 && !fclose(f), "write %s", path);
-}
-
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -100,13 +93,13 @@ int main(void)
 	/* Back to the module default, which the admin changes at run time. */
 	CHECK_OK(kvreg_set_budget(kv, KVREG_BUDGET_F_DEFAULTS, 0, 0, &now,
 				  &err), &err);
-	write_param(PARAM, 4);
+	kvt_write_param(PARAM, 4);
 	st = kvt_stats(kv);
 	CHECK(st.proc_max_mrs == 4, "default followed: %llu",
 	      (unsigned long long)st.proc_max_mrs);
 	CHECK_OK(kvreg_register(kv2, p + 3 * SZ_4K, SZ_4K, KVREG_ACCESS_ALL,
 				dev_mask, &extra, &err), &err);
-	write_param(PARAM, dflt);
+	kvt_write_param(PARAM, dflt);
 
 	CHECK_OK(kvreg_deregister(kv2, extra, &err), &err);
 	for (i = 0; i < 3; i++)

@@ -78,7 +78,6 @@ int main(int argc, char **argv)
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
 	unsigned long long saved;
-	FILE *f;
 
 	if (argc != 2)
 		kvt_skip("usage: check_matches KVREGCTL");
@@ -88,15 +87,11 @@ int main(int argc, char **argv)
 	agree(kv, argv[1], 8 << 20, 1, 1 << 20, true);
 	agree(kv, argv[1], 512 << 10, 0, 1 << 20, true);
 
-	f = fopen(PARAM, "r");
-	CHECK(f && fscanf(f, "%llu", &saved) == 1, "read " PARAM);
-	fclose(f);
-	f = fopen(PARAM, "w");
-	CHECK(f && fprintf(f, "%u\n", 4 << 20) > 0 && !fclose(f), "write");
+	saved = kvt_read_param(PARAM);
+	kvt_write_param(PARAM, 4 << 20);
 	agree(kv, argv[1], 8 << 20, 1, 0, false);
 	agree(kv, argv[1], 2 << 20, 0, 0, false);
-	f = fopen(PARAM, "w");
-	CHECK(f && fprintf(f, "%llu\n", saved) > 0 && !fclose(f), "restore");
+	kvt_write_param(PARAM, saved);
 	kvreg_close(kv);
 	return T_PASS;
 }

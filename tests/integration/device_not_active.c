@@ -7,11 +7,6 @@
  */
 #include "kvtransfer.h"
 
-static void run(const char *cmd)
-{
-	CHECK(system(cmd) == 0, "%s", cmd);
-}
-
 static int port_active(struct kvreg *kv, uint32_t index)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -49,7 +44,7 @@ int main(int argc, char **argv)
 				&b, &err), &err);
 
 	snprintf(cmd, sizeof(cmd), "ip link set %s down", argv[1]);
-	run(cmd);
+	kvt_run(cmd);
 	for (waited = 0; port_active(kv, dev) && waited < 500; waited++)
 		usleep(10000);
 	CHECK_FAILS(kvreg_register(kv, q + 4 * SZ_4K, 4 * SZ_4K,
@@ -61,7 +56,7 @@ int main(int argc, char **argv)
 		    &err, ENETDOWN, KVREG_REASON_DEVICE_NOT_ACTIVE);
 
 	snprintf(cmd, sizeof(cmd), "ip link set %s up", argv[1]);
-	run(cmd);
+	kvt_run(cmd);
 	for (waited = 0; !port_active(kv, dev) && waited < 500; waited++)
 		usleep(10000);
 	/* kvreg learns of the port from its event, just after the state. */

@@ -7,11 +7,6 @@
  */
 #include "kvtransfer.h"
 
-static void run(const char *cmd)
-{
-	CHECK(system(cmd) == 0, "%s", cmd);
-}
-
 int main(int argc, char **argv)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -45,7 +40,7 @@ int main(int argc, char **argv)
 	during = kvt_stats(kv);
 
 	snprintf(cmd, sizeof(cmd), "rdma link delete %s", devs[1].name);
-	run(cmd);
+	kvt_run(cmd);
 
 	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, gone, ma, 0, mb, 0, len,
 				   &err), &err, ENODEV,
@@ -73,7 +68,7 @@ int main(int argc, char **argv)
 
 	snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
 		 devs[1].name, argv[1]);
-	run(cmd);
+	kvt_run(cmd);
 	CHECK(kvt_devices(kv, devs) >= 2, "device did not come back");
 	kvreg_close(kv);
 	return T_PASS;

@@ -8,13 +8,6 @@
 
 #define PARAM "/sys/module/kvreg/parameters/max_mrs_per_device"
 
-static void write_param(unsigned long long v)
-{
-	FILE *f = fopen(PARAM, "w");
-
-	CHECK(f && fprintf(f, "%llu\n", v) > 0 && !fclose(f), "write " PARAM);
-}
-
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -35,7 +28,7 @@ int main(void)
 	p = kvt_map_anon(3 * SZ_4K);
 	before = kvt_snap(kv);
 
-	write_param(devs[0].mrs_in_use + 2);
+	kvt_write_param(PARAM, devs[0].mrs_in_use + 2);
 	CHECK_OK(kvreg_register(kv, p, SZ_4K, KVREG_ACCESS_ALL, dev_mask, &a,
 				&err), &err);
 	CHECK_OK(kvreg_register(kv, p + SZ_4K, SZ_4K, KVREG_ACCESS_ALL,
@@ -51,7 +44,7 @@ int main(void)
 	      (unsigned long long)err.limit, (unsigned long long)err.usage,
 	      (unsigned long long)err.request);
 	kvt_check_pinned(kv, &before, 2, "after the refusal");
-	write_param(0);
+	kvt_write_param(PARAM, 0);
 	CHECK_OK(kvreg_register(kv, p + 2 * SZ_4K, SZ_4K, KVREG_ACCESS_ALL, 0,
 				&c, &err), &err);
 

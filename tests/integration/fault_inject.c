@@ -15,18 +15,6 @@
 #define DBG "/sys/kernel/debug"
 #define MAX_POINTS 5000
 
-static int put(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /*
  * Opened once: opening it again would itself allocate, and so consume
  * the failure it is meant to report.
@@ -273,12 +261,12 @@ int main(void)
 	    access(DBG "/failslab", F_OK))
 		kvt_skip("no fault injection in this kernel");
 	/* Every allocation may fail, quietly: we read the results. */
-	CHECK(!put(DBG "/failslab/ignore-gfp-wait", "N") &&
-	      !put(DBG "/failslab/verbose", "0") &&
-	      !put(DBG "/fail_page_alloc/ignore-gfp-wait", "N") &&
-	      !put(DBG "/fail_page_alloc/ignore-gfp-highmem", "N") &&
-	      !put(DBG "/fail_page_alloc/min-order", "0") &&
-	      !put(DBG "/fail_page_alloc/verbose", "0"), "configure");
+	CHECK(!kvt_put(DBG "/failslab/ignore-gfp-wait", "N") &&
+	      !kvt_put(DBG "/failslab/verbose", "0") &&
+	      !kvt_put(DBG "/fail_page_alloc/ignore-gfp-wait", "N") &&
+	      !kvt_put(DBG "/fail_page_alloc/ignore-gfp-highmem", "N") &&
+	      !kvt_put(DBG "/fail_page_alloc/min-order", "0") &&
+	      !kvt_put(DBG "/fail_page_alloc/verbose", "0"), "configure");
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	CHECK(nth_fd >= 0, "open fail-nth");
 	kv = kvt_open();

@@ -6,11 +6,6 @@
  */
 #include "kvtest.h"
 
-static void run(const char *cmd)
-{
-	CHECK(system(cmd) == 0, "%s", cmd);
-}
-
 int main(int argc, char **argv)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -29,7 +24,7 @@ int main(int argc, char **argv)
 		kvt_skip("needs exactly the two test devices");
 	for (i = 0; i < n; i++) {
 		snprintf(cmd, sizeof(cmd), "rdma link delete %s", devs[i].name);
-		run(cmd);
+		kvt_run(cmd);
 	}
 	CHECK(kvt_devices(kv, devs + 2) == 0, "devices left");
 	CHECK_FAILS(kvreg_register(kv, p, SZ_4K, KVREG_ACCESS_ALL, 0, &mr,
@@ -40,7 +35,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
 			 devs[i].name, argv[2 + i]);
-		run(cmd);
+		kvt_run(cmd);
 	}
 	CHECK(kvt_devices(kv, devs) == 2, "devices did not come back");
 	CHECK_OK(kvreg_register(kv, p, SZ_4K, KVREG_ACCESS_ALL, 0, &mr, &err),

@@ -11,19 +11,6 @@
 #define CG "/sys/fs/cgroup"
 #define TEST_CG CG "/kvreg-test"
 
-static int put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	if (fputs(text, f) < 0) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
-}
-
 static void get(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "r");
@@ -52,12 +39,12 @@ int main(void)
 	get(CG "/cgroup.controllers", text, sizeof(text));
 	if (!strstr(text, "rdma"))
 		kvt_skip("no rdma cgroup controller");
-	CHECK(!put(CG "/cgroup.subtree_control", "+rdma"), "enable rdma");
+	CHECK(!kvt_put(CG "/cgroup.subtree_control", "+rdma"), "enable rdma");
 	CHECK(!mkdir(TEST_CG, 0755) || errno == EEXIST, "mkdir");
 	snprintf(text, sizeof(text), "%s hca_object=2", devs[0].name);
-	CHECK(!put(TEST_CG "/rdma.max", text), "rdma.max: %s", strerror(errno));
+	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max: %s", strerror(errno));
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	CHECK(!put(TEST_CG "/cgroup.procs", pid), "join the cgroup");
+	CHECK(!kvt_put(TEST_CG "/cgroup.procs", pid), "join the cgroup");
 
 	p = kvt_map_anon(3 * SZ_4K);
 	before = kvt_snap(kv);
@@ -81,7 +68,7 @@ int main(void)
 	CHECK(strstr(text, "hca_object=0"), "not uncharged: %s", text);
 	kvt_check_unchanged(kv, &before, "after the cgroup test");
 
-	CHECK(!put(CG "/cgroup.procs", pid), "leave the cgroup");
+	CHECK(!kvt_put(CG "/cgroup.procs", pid), "leave the cgroup");
 	/*
 	 * Limits back to max first: Debian 6.1's rdma cgroup frees an idle
 	 * pool only when every limit is max, and removing the cgroup does
@@ -90,7 +77,7 @@ int main(void)
 	 */
 	snprintf(text, sizeof(text), "%s hca_handle=max hca_object=max",
 		 devs[0].name);
-	CHECK(!put(TEST_CG "/rdma.max", text), "rdma.max back to max");
+	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max back to max");
 	CHECK(!rmdir(TEST_CG), "rmdir: %s", strerror(errno));
 	kvreg_close(kv);
 	return T_PASS;
