@@ -79,10 +79,9 @@ int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info)
 	info->page_size_cap = kdev->page_size_cap;
 	info->max_mr = kdev->max_mr;
 	info->max_fast_reg_page_list_len = kdev->max_fast_reg_pages;
-	mutex_lock(&kdev->qp_mutex);
-	if (kdev->qp_ready)
+	/* Reported, not relied on: no need to wait out a transfer for it. */
+	if (READ_ONCE(kdev->qp_ready))
 		info->flags |= KVREG_DEVICE_F_READY;
-	mutex_unlock(&kdev->qp_mutex);
 	info->mrs_in_use = atomic64_read(&kdev->nr_mrs);
 out:
 	up_read(&kdev->teardown_rwsem);
@@ -128,7 +127,7 @@ static int kvreg_qp_connect(struct kvreg_dev *kdev)
 	int ret;
 
 	lockdep_assert_held(&kdev->qp_mutex);
-	kdev->qp_ready = false;
+	WRITE_ONCE(kdev->qp_ready, false);
 
 	attr.qp_state = IB_QPS_RESET;
 	ret = ib_modify_qp(kdev->qp, &attr, IB_QP_STATE);
@@ -190,7 +189,7 @@ static int kvreg_qp_connect(struct kvreg_dev *kdev)
 			   IB_QP_MAX_QP_RD_ATOMIC);
 	if (ret)
 		return ret;
-	kdev->qp_ready = true;
+	WRITE_ONCE(kdev->qp_ready, true);
 	return 0;
 }
 
@@ -265,7 +264,7 @@ int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
 		/* Part of the chain may be queued: flush it before @w dies. */
 		if (bad_wr != first)
 			ib_drain_sq(kdev->qp);
-		kdev->qp_ready = false;
+		WRITE_ONCE(kdev->qp_ready, false);
 		return ret;
 	}
 	if (!wait_for_completion_timeout(&w.done, KVREG_WR_TIMEOUT)) {
@@ -280,12 +279,12 @@ int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
 			 "kvreg: work requests timed out, flushing the QP\n");
 		ib_modify_qp(kdev->qp, &attr, IB_QP_STATE);
 		wait_for_completion(&w.done);
-		kdev->qp_ready = false;
+		WRITE_ONCE(kdev->qp_ready, false);
 		*wc_status = w.status;
 		return -ETIMEDOUT;
 	}
 	if (w.status != IB_WC_SUCCESS) {
-		kdev->qp_ready = false;
+		WRITE_ONCE(kdev->qp_ready, false);
 		*wc_status = w.status;
 		return -EIO;
 	}

@@ -51,7 +51,10 @@ struct kvreg_dev {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 
-	/* Serialises posting on @qp and reconnecting it; guards @qp_ready. */
+	/*
+	 * Serialises posting on @qp and reconnecting it; @qp_ready is
+	 * written under it and read without it only to be reported.
+	 */
 	struct mutex qp_mutex;
 	bool qp_ready;
 
