@@ -4,15 +4,39 @@
  * that decide whether it is a new registration, the same one again, or an
  * overlap. Pure logic: KUnit drives it directly.
  */
+#include <linux/interval_tree_generic.h>
 #include <linux/sched.h>
 
 #include "kvreg.h"
+
+/*
+ * Registrations of a file by address range, so that finding the ones a
+ * new range overlaps costs O(log n + overlaps), not a walk of them all.
+ */
+#define KVREG_REG_START(reg)	((reg)->addr)
+#define KVREG_REG_LAST(reg)	((reg)->addr + (reg)->length - 1)
+INTERVAL_TREE_DEFINE(struct kvreg_reg, range_node, u64, range_subtree_last,
+		     KVREG_REG_START, KVREG_REG_LAST, static, kvreg_itree)
 
 void kvreg_file_init(struct kvreg_file *kf)
 {
 	mutex_init(&kf->lock);
 	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
+	kf->by_range = RB_ROOT_CACHED;
 	kf->next_handle = 1;
+}
+
+/* Caller holds kf->lock; @reg has a non-zero length. */
+void kvreg_range_insert(struct kvreg_file *kf, struct kvreg_reg *reg)
+{
+	lockdep_assert_held(&kf->lock);
+	kvreg_itree_insert(reg, &kf->by_range);
+}
+
+void kvreg_range_remove(struct kvreg_file *kf, struct kvreg_reg *reg)
+{
+	lockdep_assert_held(&kf->lock);
+	kvreg_itree_remove(reg, &kf->by_range);
 }
 
 int kvreg_access_to_ib(u32 access)
@@ -63,32 +87,33 @@ int kvreg_check_register(struct kvreg_register *arg, u64 present)
 /*
  * Caller holds kf->lock. Returns the registration identical to @arg (same
  * range, access and devices), or NULL; an overlapping one that is not
- * identical fails with -EEXIST unless the caller allowed overlaps.
+ * identical fails with -EEXIST unless the caller allowed overlaps. An
+ * identical registration wins over any overlap.
  */
 struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
 				  struct kvreg_register *arg, u64 mask,
 				  int *ret)
 {
-	u64 end = arg->addr + arg->length;
-	struct kvreg_reg *reg;
-	unsigned long id;
+	u64 last = arg->addr + arg->length - 1;
+	struct kvreg_reg *reg, *overlap = NULL;
 
+	lockdep_assert_held(&kf->lock);
 	*ret = 0;
-	xa_for_each(&kf->regs, id, reg) {
-		if (reg->addr >= end || arg->addr >= reg->addr + reg->length)
-			continue;
+	for (reg = kvreg_itree_iter_first(&kf->by_range, arg->addr, last);
+	     reg; reg = kvreg_itree_iter_next(reg, arg->addr, last)) {
 		if (reg->addr == arg->addr && reg->length == arg->length &&
 		    reg->access == arg->access && reg->dev_mask == mask)
 			return reg;
-		if (arg->flags & KVREG_REG_F_ALLOW_OVERLAP)
-			continue;
-		kvreg_set_error(&arg->error, KVREG_REASON_OVERLAP,
-				KVREG_NO_DEVICE_INDEX);
-		arg->error.address = reg->addr;
-		arg->error.limit = reg->length;
-		arg->error.usage = reg->handle;
-		*ret = -EEXIST;
-		return NULL;
+		if (!overlap)
+			overlap = reg;
 	}
+	if (!overlap || (arg->flags & KVREG_REG_F_ALLOW_OVERLAP))
+		return NULL;
+	kvreg_set_error(&arg->error, KVREG_REASON_OVERLAP,
+			KVREG_NO_DEVICE_INDEX);
+	arg->error.address = overlap->addr;
+	arg->error.limit = overlap->length;
+	arg->error.usage = overlap->handle;
+	*ret = -EEXIST;
 	return NULL;
 }

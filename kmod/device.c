@@ -4,6 +4,7 @@
  * RC QP connected to itself. Keys of a kernel PD are only usable by kernel
  * QPs, so this QP is what fast-registers MRs and moves data between them.
  */
+#include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
@@ -259,7 +260,16 @@ int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
 		}
 	}
 
+	/*
+	 * Software devices (rxe) do their work in tasklets: posted from
+	 * process context those wake ksoftirqd and the caller sleeps until
+	 * it has run. With bottom halves off, they run right here when
+	 * they are turned back on, and short chains are complete before
+	 * the wait below starts. Posting is allowed in atomic context.
+	 */
+	local_bh_disable();
 	ret = ib_post_send(kdev->qp, first, &bad_wr);
+	local_bh_enable();
 	if (ret) {
 		/* Part of the chain may be queued: flush it before @w dies. */
 		if (bad_wr != first)

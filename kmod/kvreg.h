@@ -20,6 +20,7 @@
 #include <linux/rwsem.h>
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
+#include <linux/timekeeping.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -105,6 +106,23 @@ struct kvreg_mm {
 };
 
 /*
+ * A run of scatter entries whose MRs one CPU creates and maps, while other
+ * CPUs do the runs after it. Groups start at entry boundaries, so each
+ * starts a fresh MR and none depends on another. Pinned entries are cut
+ * at KVREG_MAX_RUN so that one long physical run still spreads over CPUs.
+ */
+struct kvreg_mr_group {
+	struct scatterlist *sg;		/* first DMA entry */
+	u64 va;				/* user address it maps from */
+	u32 nents;
+	u32 first_mr;			/* index in kvreg_reg_dev.mrs */
+};
+
+/* MRs per group: 16 full 4 KiB MRs on rxe are 32 MiB. */
+#define KVREG_MRS_PER_GROUP	16
+#define KVREG_MAX_RUN		SZ_32M
+
+/*
  * A registration's presence on one device. The owner changes it under
  * teardown_rwsem read (no other user can see a registration it is
  * setting up or tearing down); device removal under teardown_rwsem write.
@@ -123,8 +141,11 @@ struct kvreg_reg_dev {
 #ifdef CONFIG_CGROUP_RDMA
 	struct rdma_cgroup *cg;
 #endif
-	struct ib_mr **mrs;
+	struct ib_mr **mrs;		/* planned_mrs long; NULL: not made */
 	struct sg_table sgt;		/* this device's DMA-mapped copy */
+	/* Planned with the MRs, freed once they are mapped. */
+	struct kvreg_mr_group *groups;
+	u32 nr_groups;
 };
 
 struct kvreg_reg {
@@ -136,6 +157,9 @@ struct kvreg_reg {
 	bool writable;
 	bool huge_backed;		/* hugetlb or 2 MiB runs underneath */
 	u32 refs;			/* under kvreg_file.lock */
+	/* On kvreg_file.by_range while in kvreg_file.regs; same lock. */
+	struct rb_node range_node;
+	u64 range_subtree_last;
 	u64 dev_mask;			/* devices asked for */
 	struct kvreg_mm *km;
 	unsigned long nr_pages;		/* base pages pinned */
@@ -145,9 +169,10 @@ struct kvreg_reg {
 };
 
 struct kvreg_file {
-	/* Protects @regs and every registration's @refs. */
+	/* Protects @regs, @by_range and every registration's @refs. */
 	struct mutex lock;
-	struct xarray regs;
+	struct xarray regs;		/* by handle */
+	struct rb_root_cached by_range;	/* the same, by address range */
 	u32 next_handle;
 	struct kvreg_mm *km;		/* the opener's; fixed for life */
 };
@@ -164,6 +189,7 @@ extern unsigned long kvreg_max_bytes_per_process;
 extern unsigned long kvreg_host_max_bytes;
 extern unsigned int kvreg_device_mr_reserve_percent;
 extern unsigned long kvreg_max_mrs_per_device;
+extern unsigned int kvreg_max_threads;
 
 /* acct.c */
 struct kvreg_mm *kvreg_mm_get_current(void);
@@ -194,6 +220,12 @@ int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info);
 int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
 		     struct ib_send_wr *last, enum ib_wc_status *wc_status);
 
+/* parallel.c */
+int kvreg_parallel_init(void);
+void kvreg_parallel_exit(void);
+int kvreg_parallel(unsigned int nr_chunks, int (*fn)(void *ctx,
+		   unsigned int chunk), void *ctx, struct mm_struct *mm);
+
 /* pin.c */
 int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	      struct kvreg_error *err);
@@ -202,6 +234,8 @@ void kvreg_unpin(struct kvreg_reg *reg);
 /* args.c */
 int kvreg_access_to_ib(u32 access);
 int kvreg_check_register(struct kvreg_register *arg, u64 present);
+void kvreg_range_insert(struct kvreg_file *kf, struct kvreg_reg *reg);
+void kvreg_range_remove(struct kvreg_file *kf, struct kvreg_reg *reg);
 struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
 				  struct kvreg_register *arg, u64 mask,
 				  int *ret);
@@ -211,6 +245,13 @@ u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
 			  struct sg_table *sgt);
 u32 kvreg_plan_mrs(struct sg_table *sgt, unsigned int first_offset,
 		   u32 page_shift, u32 pages_per_mr);
+u32 kvreg_plan_groups(struct sg_table *sgt, u64 addr, u32 page_shift,
+		      u32 pages_per_mr, u64 group_pages,
+		      struct kvreg_mr_group *groups, u32 *nr_groups);
+u32 kvreg_max_groups(struct sg_table *sgt, unsigned long nr_pages,
+		     u64 group_pages);
+u32 kvreg_mr_alloc_pages(struct kvreg_dev *kdev, u64 va, u64 left,
+			 u32 page_shift, u32 pages_per_mr);
 u32 kvreg_pages_per_mr(struct kvreg_dev *kdev, u32 page_shift);
 
 /* mr.c */
@@ -221,6 +262,29 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd);
 void kvreg_reg_dev_revoke(struct kvreg_reg_dev *rd);
 struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va);
+
+/* stage.c: per-stage time, for profiles (debugfs kvreg/stages). */
+enum kvreg_stage {
+	KVREG_STAGE_CHECK_MEMORY,
+	KVREG_STAGE_PIN,		/* includes SG_BUILD */
+	KVREG_STAGE_SG_BUILD,
+	KVREG_STAGE_DMA_MAP,
+	KVREG_STAGE_ALLOC_MR,
+	KVREG_STAGE_POST_REG,
+	KVREG_STAGE_DEREG_MR,
+	KVREG_STAGE_DMA_UNMAP,
+	KVREG_STAGE_UNPIN,
+	KVREG_NR_STAGES
+};
+
+static inline u64 kvreg_stage_begin(void)
+{
+	return ktime_get_ns();
+}
+
+void kvreg_stage_end(enum kvreg_stage stage, u64 start_ns);
+struct dentry;
+void kvreg_stages_debugfs(struct dentry *dir);
 
 /* reg.c */
 void kvreg_file_init(struct kvreg_file *kf);

@@ -324,19 +324,25 @@ static int __init kvreg_init(void)
 	int ret;
 
 	kvreg_acct_init();
-	ret = kvreg_devices_init();
+	ret = kvreg_parallel_init();
 	if (ret)
 		return ret;
+	ret = kvreg_devices_init();
+	if (ret)
+		goto err_parallel;
 	ret = misc_register(&kvreg_misc);
 	if (ret)
 		goto err_devices;
 	kvreg_debugfs = debugfs_create_dir("kvreg", NULL);
 	debugfs_create_x64("inject_fail_mask", 0600, kvreg_debugfs,
 			   &kvreg_inject_fail_mask);
+	kvreg_stages_debugfs(kvreg_debugfs);
 	return 0;
 
 err_devices:
 	kvreg_devices_exit();
+err_parallel:
+	kvreg_parallel_exit();
 	return ret;
 }
 
@@ -345,6 +351,7 @@ static void __exit kvreg_exit(void)
 	debugfs_remove_recursive(kvreg_debugfs);
 	misc_deregister(&kvreg_misc);
 	kvreg_devices_exit();
+	kvreg_parallel_exit();
 	WARN_ON(atomic64_read(&kvreg_pinned_pages));
 }
 

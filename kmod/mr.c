@@ -32,12 +32,21 @@ static int kvreg_copy_sgt(struct sg_table *dst, struct sg_table *src)
 	return 0;
 }
 
+/* Groups map in parallel: after a failure, any slot may still be NULL. */
 static void kvreg_free_mrs(struct kvreg_reg_dev *rd)
 {
 	while (rd->nr_mrs)
-		ib_dereg_mr(rd->mrs[--rd->nr_mrs]);
+		if (rd->mrs[--rd->nr_mrs])
+			ib_dereg_mr(rd->mrs[rd->nr_mrs]);
 	kvfree(rd->mrs);
 	rd->mrs = NULL;
+}
+
+static void kvreg_free_groups(struct kvreg_reg_dev *rd)
+{
+	kvfree(rd->groups);
+	rd->groups = NULL;
+	rd->nr_groups = 0;
 }
 
 static int kvreg_cg_charge(struct kvreg_reg_dev *rd, struct kvreg_error *err)
@@ -79,50 +88,48 @@ static u32 kvreg_driver_reason(int ret)
 	       KVREG_REASON_DEVICE_EXHAUSTED : KVREG_REASON_DEVICE_REFUSED;
 }
 
-/*
- * Map the whole buffer into the MRs planned for it. A chunk that ends
- * inside a scatter entry leaves its last page to the next chunk
- * (ib_sg_to_pages); kvreg_plan_mrs() counted that in.
- */
-static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
-			 struct kvreg_error *err)
-{
-	struct kvreg_dev *kdev = rd->dev;
-	u64 page_size = BIT_ULL(rd->page_shift);
-	u32 mr_pages = kvreg_pages_per_mr(kdev, rd->page_shift);
-	unsigned int sg_offset = offset_in_page(reg->addr);
-	struct scatterlist *sg = rd->sgt.sgl;
-	int nents = rd->sgt.nents;
-	u64 va = reg->addr, left = reg->length;
-	int ret;
+struct kvreg_map_job {
+	struct kvreg_reg *reg;
+	struct kvreg_reg_dev *rd;
+	u32 mr_pages;
+};
 
-	rd->mrs = kvcalloc(rd->planned_mrs, sizeof(*rd->mrs), GFP_KERNEL);
-	if (!rd->mrs) {
-		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
-				kdev->index);
-		return -ENOMEM;
-	}
+/*
+ * Create and map the MRs of one group. A chunk that ends inside a scatter
+ * entry leaves its last page to the next chunk (ib_sg_to_pages);
+ * kvreg_plan_groups() counted that in.
+ */
+static int kvreg_map_group(void *ctx, unsigned int index)
+{
+	struct kvreg_map_job *job = ctx;
+	struct kvreg_reg_dev *rd = job->rd;
+	struct kvreg_mr_group *g = &rd->groups[index];
+	bool last = index + 1 == rd->nr_groups;
+	u32 m = g->first_mr;
+	u32 end_mr = last ? rd->planned_mrs : g[1].first_mr;
+	u64 page_size = BIT_ULL(rd->page_shift);
+	unsigned int sg_offset = index ? 0 : offset_in_page(g->va);
+	struct scatterlist *sg = g->sg;
+	int nents = g->nents;
+	u64 va = g->va;
+	u64 left = (last ? job->reg->addr + job->reg->length : g[1].va) - va;
 
 	while (left) {
 		struct ib_mr *mr;
 		int mapped;
 
-		if (WARN_ON_ONCE(rd->nr_mrs == rd->planned_mrs ||
-				 nents <= 0)) {
-			ret = -EINVAL;
-			goto err_refused;
-		}
-		mr = ib_alloc_mr(kdev->pd, IB_MR_TYPE_MEM_REG, mr_pages);
-		if (IS_ERR(mr)) {
-			ret = PTR_ERR(mr);
-			goto err_refused;
-		}
-		rd->mrs[rd->nr_mrs++] = mr;
+		if (WARN_ON_ONCE(m == end_mr || nents <= 0))
+			return -EINVAL;
+		mr = ib_alloc_mr(rd->dev->pd, IB_MR_TYPE_MEM_REG,
+				 kvreg_mr_alloc_pages(rd->dev, va, left,
+						      rd->page_shift,
+						      job->mr_pages));
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		rd->mrs[m++] = mr;
 		mapped = ib_map_mr_sg(mr, sg, nents, &sg_offset, page_size);
-		if (mapped < 0 || (!mapped && !sg_offset)) {
-			ret = mapped < 0 ? mapped : -EINVAL;
-			goto err_refused;
-		}
+		if (mapped < 0 || (!mapped && !sg_offset))
+			return mapped < 0 ? mapped : -EINVAL;
 		/* The iova is the user's address, byte-granular as verbs. */
 		mr->length = min(mr->length, left);
 		mr->iova = va;
@@ -132,20 +139,43 @@ static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 		while (mapped--)
 			sg = sg_next(sg);
 	}
-	WARN_ON_ONCE(rd->nr_mrs != rd->planned_mrs);
+	WARN_ON_ONCE(m != end_mr);
 	return 0;
+}
 
-err_refused:
-	kvreg_set_error(err, kvreg_driver_reason(ret), kdev->index);
-	err->driver_errno = ret;
-	err->page_shift = rd->page_shift;
-	kvreg_free_mrs(rd);
+/* Create and map every planned MR, a group per CPU at a time. */
+static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+			 struct kvreg_error *err)
+{
+	struct kvreg_map_job job = {
+		.reg = reg,
+		.rd = rd,
+		.mr_pages = kvreg_pages_per_mr(rd->dev, rd->page_shift),
+	};
+	int ret;
+
+	rd->mrs = kvcalloc(rd->planned_mrs, sizeof(*rd->mrs), GFP_KERNEL);
+	if (!rd->mrs) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				rd->dev->index);
+		return -ENOMEM;
+	}
+	/* Every slot, so that a failure anywhere frees whatever was made. */
+	rd->nr_mrs = rd->planned_mrs;
+	ret = kvreg_parallel(rd->nr_groups, kvreg_map_group, &job, NULL);
+	kvreg_free_groups(rd);
+	if (ret) {
+		kvreg_set_error(err, kvreg_driver_reason(ret), rd->dev->index);
+		err->driver_errno = ret;
+		err->page_shift = rd->page_shift;
+		kvreg_free_mrs(rd);
+	}
 	return ret;
 }
 
-/* Fast-register (or invalidate) every MR of @rd, KVREG_WR_BATCH at a time. */
-static int kvreg_post_mr_wrs(struct kvreg_reg_dev *rd, int ib_access,
-			     bool invalidate, enum ib_wc_status *wc_status)
+/* Fast-register every MR of @rd, KVREG_WR_BATCH at a time. */
+static int kvreg_post_reg_wrs(struct kvreg_reg_dev *rd, int ib_access,
+			      enum ib_wc_status *wc_status)
 {
 	struct kvreg_dev *kdev = rd->dev;
 	u32 batch = min_t(u32, rd->nr_mrs, KVREG_WR_BATCH);
@@ -165,11 +195,6 @@ static int kvreg_post_mr_wrs(struct kvreg_reg_dev *rd, int ib_access,
 			struct ib_mr *mr = rd->mrs[i + j];
 
 			wrs[j].wr.next = j + 1 < n ? &wrs[j + 1].wr : NULL;
-			if (invalidate) {
-				wrs[j].wr.opcode = IB_WR_LOCAL_INV;
-				wrs[j].wr.ex.invalidate_rkey = mr->rkey;
-				continue;
-			}
 			/* A fresh key each time: stale keys must not match. */
 			ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 			wrs[j].wr.opcode = IB_WR_REG_MR;
@@ -193,13 +218,20 @@ static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
 {
 	struct kvreg_dev *kdev = rd->dev;
 
+	u64 t0;
+
 	if (!rd->mapped)
 		return;
 	WRITE_ONCE(rd->live, false);
+	kvreg_free_groups(rd);
+	t0 = kvreg_stage_begin();
 	kvreg_free_mrs(rd);
+	kvreg_stage_end(KVREG_STAGE_DEREG_MR, t0);
 	kvreg_cg_uncharge(rd);
+	t0 = kvreg_stage_begin();
 	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&rd->sgt);
+	kvreg_stage_end(KVREG_STAGE_DMA_UNMAP, t0);
 	spin_lock(&kdev->mrs_lock);
 	list_del_init(&rd->dev_node);
 	spin_unlock(&kdev->mrs_lock);
@@ -215,7 +247,9 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			  struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = rd->dev;
-	u32 shift;
+	u32 shift, mr_pages;
+	u64 group_pages;
+	u64 t0;
 	int ret;
 
 	down_read(&kdev->teardown_rwsem);
@@ -230,6 +264,7 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 		ret = -ENETDOWN;
 		goto out_unlock;
 	}
+	t0 = kvreg_stage_begin();
 	ret = kvreg_copy_sgt(&rd->sgt, &reg->pinned.sgt);
 	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
@@ -238,6 +273,7 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	}
 	ret = ib_dma_map_sgtable_attrs(kdev->ibdev, &rd->sgt,
 				       DMA_BIDIRECTIONAL, 0);
+	kvreg_stage_end(KVREG_STAGE_DMA_MAP, t0);
 	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_DEVICE_REFUSED, kdev->index);
 		err->driver_errno = ret;
@@ -252,16 +288,31 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 
 	shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
 	rd->page_shift = shift;
-	rd->planned_mrs = kvreg_plan_mrs(&rd->sgt, offset_in_page(reg->addr),
-					 shift,
-					 kvreg_pages_per_mr(kdev, shift));
-	if (!rd->planned_mrs) {
-		kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
-		err->limit = kdev->max_mr_size;
-		err->request = reg->length;
-		err->page_shift = rd->page_shift;
-		ret = -ENOSPC;
+	mr_pages = kvreg_pages_per_mr(kdev, shift);
+	if (mr_pages < 2)
+		goto err_too_large;
+	group_pages = (u64)mr_pages * KVREG_MRS_PER_GROUP;
+	rd->groups = kvmalloc_array(kvreg_max_groups(&rd->sgt, reg->nr_pages,
+						     group_pages),
+				    sizeof(*rd->groups), GFP_KERNEL);
+	if (!rd->groups) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				kdev->index);
+		ret = -ENOMEM;
+		goto out_unlock;
 	}
+	rd->planned_mrs = kvreg_plan_groups(&rd->sgt, reg->addr, shift,
+					    mr_pages, group_pages,
+					    rd->groups, &rd->nr_groups);
+	if (rd->planned_mrs)
+		goto out_unlock;
+	kvreg_free_groups(rd);
+err_too_large:
+	kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
+	err->limit = kdev->max_mr_size;
+	err->request = reg->length;
+	err->page_shift = rd->page_shift;
+	ret = -ENOSPC;
 out_unlock:
 	up_read(&kdev->teardown_rwsem);
 	return ret;
@@ -273,6 +324,7 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 {
 	struct kvreg_dev *kdev = rd->dev;
 	enum ib_wc_status wc_status;
+	u64 t0;
 	int ret;
 
 	down_read(&kdev->teardown_rwsem);
@@ -281,13 +333,17 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 		ret = -ENODEV;
 		goto out_unlock;
 	}
+	t0 = kvreg_stage_begin();
 	ret = kvreg_map_mrs(reg, rd, err);
+	kvreg_stage_end(KVREG_STAGE_ALLOC_MR, t0);
 	if (ret)
 		goto out_unlock;
 	ret = kvreg_cg_charge(rd, err);
 	if (ret)
 		goto err_mrs;
-	ret = kvreg_post_mr_wrs(rd, reg->ib_access, false, &wc_status);
+	t0 = kvreg_stage_begin();
+	ret = kvreg_post_reg_wrs(rd, reg->ib_access, &wc_status);
+	kvreg_stage_end(KVREG_STAGE_POST_REG, t0);
 	if (ret) {
 		kvreg_set_error(err, ret == -ENOMEM ?
 				KVREG_REASON_NO_KERNEL_MEMORY :
@@ -313,20 +369,17 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * No LOCAL_INV first: ib_dereg_mr() revokes the keys itself and returns
+ * only once the device can no longer use them, and no work request of
+ * kvreg's can still hold them (transfers complete under the file lock,
+ * which deregistration takes first). Only then are the pages unpinned.
+ */
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd)
 {
 	struct kvreg_dev *kdev = rd->dev;
-	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 
 	down_read(&kdev->teardown_rwsem);
-	/*
-	 * Invalidate through the QP first so the keys die in order with
-	 * earlier work; ib_dereg_mr revokes them regardless, so a failure
-	 * here only costs that ordering.
-	 */
-	if (rd->live && kvreg_post_mr_wrs(rd, 0, true, &wc_status))
-		dev_dbg(&kdev->ibdev->dev,
-			"kvreg: LOCAL_INV failed (status %d)\n", wc_status);
 	kvreg_reg_dev_release(rd);
 	up_read(&kdev->teardown_rwsem);
 	kvreg_acct_uncharge_mrs(rd);

@@ -41,3 +41,8 @@ module_param_named(max_mrs_per_device, kvreg_max_mrs_per_device, ulong,
 		   0644);
 MODULE_PARM_DESC(max_mrs_per_device,
 		 "MRs kvreg may hold on one device; 0: by device_mr_reserve_percent");
+
+unsigned int kvreg_max_threads = 32;
+module_param_named(max_threads, kvreg_max_threads, uint, 0644);
+MODULE_PARM_DESC(max_threads,
+		 "CPUs one registration may use to pin, map and unpin a large buffer; 1 pins on the caller's CPU only (default 32)");

@@ -28,8 +28,12 @@ static void kvreg_reg_unwind(struct kvreg_reg *reg, bool pinned)
 
 	while (i--)
 		kvreg_reg_dev_teardown(&reg->devs[i]);
-	if (pinned)
+	if (pinned) {
+		u64 t0 = kvreg_stage_begin();
+
 		kvreg_unpin(reg);
+		kvreg_stage_end(KVREG_STAGE_UNPIN, t0);
+	}
 	kvreg_acct_uncharge_pages(reg->km, reg->nr_pages);
 	kvreg_reg_put_devs(reg);
 }
@@ -43,7 +47,8 @@ static void kvreg_reg_destroy(struct kvreg_reg *reg)
 /*
  * The scatter entries are shared by every device: bound them by the
  * smallest DMA segment, on a 2 MiB boundary when that still leaves one, so
- * a split never costs huge MR pages.
+ * a split never costs huge MR pages, and by KVREG_MAX_RUN, so that MR
+ * groups can be cut often enough to keep several CPUs busy.
  */
 static unsigned int kvreg_max_segment(struct kvreg_reg *reg)
 {
@@ -52,6 +57,7 @@ static unsigned int kvreg_max_segment(struct kvreg_reg *reg)
 
 	for (i = 0; i < reg->nr_devs; i++)
 		max_seg = min(max_seg, reg->devs[i].dev->max_seg_size);
+	max_seg = min_t(unsigned int, max_seg, KVREG_MAX_RUN);
 	if (max_seg >= BIT(KVREG_HUGE_SHIFT))
 		return ALIGN_DOWN(max_seg, BIT(KVREG_HUGE_SHIFT));
 	return max_t(unsigned int, ALIGN_DOWN(max_seg, PAGE_SIZE), PAGE_SIZE);
@@ -136,7 +142,7 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	struct kvreg_error *err = &arg->error;
 	u64 present = kvreg_devices_present();
 	struct kvreg_reg *reg, *same;
-	u64 mask, inject;
+	u64 mask, inject, t0;
 	u32 i, bit, id;
 	int ret;
 
@@ -194,13 +200,17 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	}
 
 	/* Refuse before pinning: what the memory is, then what it costs. */
+	t0 = kvreg_stage_begin();
 	ret = kvreg_check_memory(reg, err);
+	kvreg_stage_end(KVREG_STAGE_CHECK_MEMORY, t0);
 	if (ret)
 		goto err_put;
 	ret = kvreg_acct_charge_pages(reg->km, reg->nr_pages, err);
 	if (ret)
 		goto err_put;
+	t0 = kvreg_stage_begin();
 	ret = kvreg_pin(reg, kvreg_max_segment(reg), err);
+	kvreg_stage_end(KVREG_STAGE_PIN, t0);
 	if (ret)
 		goto err_uncharge;
 	for (i = 0; i < reg->nr_devs; i++) {
@@ -244,9 +254,11 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 		goto err_unwind;
 	}
 	reg->handle = id;
+	kvreg_range_insert(kf, reg);
 	/* Under the lock: nobody may deregister it before the keys are out. */
 	ret = kvreg_register_out(kf, reg, arg, false);
 	if (ret) {
+		kvreg_range_remove(kf, reg);
 		xa_erase(&kf->regs, id);
 		mutex_unlock(&kf->lock);
 		goto err_unwind;
@@ -277,8 +289,10 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 	reg = kvreg_reg_lookup(kf, handle);
 	if (reg && --reg->refs)
 		reg = NULL;	/* still referenced: nothing to release */
-	else if (reg)
+	else if (reg) {
+		kvreg_range_remove(kf, reg);
 		xa_erase(&kf->regs, handle);
+	}
 	else
 		ret = -ENOENT;
 	mutex_unlock(&kf->lock);

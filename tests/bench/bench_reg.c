@@ -1,16 +1,32 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * Register and deregister time of one buffer with kvreg against
- * rdma-core's ibv_reg_mr on the same devices, in the same guest run. The
- * guest is emulated: read the ratios, not the milliseconds.
- *   bench_reg [MiB] [repetitions]
+ * Register and deregister time with kvreg against rdma-core's
+ * ibv_reg_mr/ibv_dereg_mr, on the same devices, buffers and guest run,
+ * interleaved, medians of several runs. The peer registers once per
+ * device, as verbs users must. The guest is emulated: read the ratios.
+ *   bench_reg MAX_MIB REPS
+ * KVREG_BENCH_QUICK set: only the smallest and largest size, touched.
+ * Prints one "REG" line per case, "STAGE" lines with kvreg's own per-stage
+ * time (debugfs kvreg/stages) and "SCALE" lines; report.sh tabulates them.
  */
 #include <infiniband/verbs.h>
 #include <time.h>
 
 #include "kvtest.h"
 
-struct timing {
+#define STAGES_PATH	"/sys/kernel/debug/kvreg/stages"
+#define MAX_REPS	15
+#define SCALE_REGS	10000
+
+enum backing { BACK_4K, BACK_HUGETLB, BACK_THP, NR_BACKINGS };
+static const char *const backing_names[] = { "4KiB", "hugetlb", "THP" };
+
+struct peer {
+	struct ibv_pd *pds[KVREG_MAX_DEVICES];
+	unsigned int npd;
+};
+
+struct sample {
 	double reg_ms;
 	double dereg_ms;
 };
@@ -23,52 +39,91 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void keep_min(struct timing *best, struct timing t)
+static int cmp_double(const void *a, const void *b)
 {
-	if (!best->reg_ms || t.reg_ms < best->reg_ms)
-		best->reg_ms = t.reg_ms;
-	if (!best->dereg_ms || t.dereg_ms < best->dereg_ms)
-		best->dereg_ms = t.dereg_ms;
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
 }
 
-static struct timing time_kvreg(struct kvreg *kv, void *buf, uint64_t len,
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A mapping of @len with the backing asked for; faulted in if @touch. */
+static void *map_buffer(enum backing b, uint64_t len, bool touch,
+			void **raw, uint64_t *raw_len)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	uint8_t *p;
+	uint64_t i;
+
+	*raw_len = len + (b == BACK_THP ? SZ_2M : 0);
+	if (b == BACK_HUGETLB)
+		flags |= MAP_HUGETLB;
+	*raw = mmap(NULL, *raw_len, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (*raw == MAP_FAILED)
+		return NULL;
+	p = *raw;
+	if (b == BACK_THP) {
+		p = (uint8_t *)(((uintptr_t)p + SZ_2M - 1) & ~(SZ_2M - 1));
+		CHECK(!madvise(p, len, MADV_HUGEPAGE), "madvise: %s",
+		      strerror(errno));
+	} else if (b == BACK_4K) {
+		madvise(p, len, MADV_NOHUGEPAGE);
+	}
+	if (touch)
+		for (i = 0; i < len; i += SZ_4K)
+			p[i] = 1;
+	return p;
+}
+
+/* The MR page size kvreg chose last: physically contiguous base pages
+ * may get more than 4 KiB. */
+static unsigned int last_page_shift;
+
+static struct sample time_kvreg(struct kvreg *kv, void *buf, uint64_t len,
 				uint64_t mask)
 {
 	struct kvreg_error err;
+	unsigned int nkeys;
 	struct kvreg_mr *mr;
-	struct timing t;
+	struct sample s;
 	double t0 = now_ms();
 
 	CHECK_OK(kvreg_register(kv, buf, len, KVREG_ACCESS_ALL, mask, &mr,
 				&err), &err);
-	t.reg_ms = now_ms() - t0;
+	s.reg_ms = now_ms() - t0;
+	last_page_shift = kvreg_mr_keys(mr, &nkeys)[0].page_shift;
 	t0 = now_ms();
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
-	t.dereg_ms = now_ms() - t0;
-	return t;
+	s.dereg_ms = now_ms() - t0;
+	return s;
 }
 
-/* ibv_reg_mr once per device, as a verbs user must: it pins each time. */
-static struct timing time_verbs(struct ibv_pd **pds, unsigned int npd,
+static struct sample time_verbs(struct peer *peer, unsigned int ndev,
 				void *buf, uint64_t len)
 {
 	struct ibv_mr *mrs[KVREG_MAX_DEVICES];
-	struct timing t;
+	struct sample s;
 	unsigned int i;
 	double t0 = now_ms();
 
-	for (i = 0; i < npd; i++) {
-		mrs[i] = ibv_reg_mr(pds[i], buf, len, IBV_ACCESS_LOCAL_WRITE |
+	for (i = 0; i < ndev; i++) {
+		mrs[i] = ibv_reg_mr(peer->pds[i], buf, len,
+				    IBV_ACCESS_LOCAL_WRITE |
 				    IBV_ACCESS_REMOTE_WRITE |
 				    IBV_ACCESS_REMOTE_READ);
 		CHECK(mrs[i], "ibv_reg_mr: %s", strerror(errno));
 	}
-	t.reg_ms = now_ms() - t0;
+	s.reg_ms = now_ms() - t0;
 	t0 = now_ms();
-	for (i = 0; i < npd; i++)
+	for (i = 0; i < ndev; i++)
 		CHECK(!ibv_dereg_mr(mrs[i]), "ibv_dereg_mr");
-	t.dereg_ms = now_ms() - t0;
-	return t;
+	s.dereg_ms = now_ms() - t0;
+	return s;
 }
 
 static struct ibv_pd *open_pd(const char *name)
@@ -86,58 +141,227 @@ static struct ibv_pd *open_pd(const char *name)
 	return ibv_alloc_pd(ctx);
 }
 
-static void bench(struct kvreg *kv, struct ibv_pd **pds,
-		  const struct kvreg_device_info *devs, unsigned int ndev,
-		  const char *backing, void *buf, uint64_t len, int reps)
+#define THREADS_PARAM	"/sys/module/kvreg/parameters/max_threads"
+
+/* kvreg on the calling CPU only: what parallel pinning buys. */
+static struct sample time_kvreg_1cpu(struct kvreg *kv, void *buf,
+				     uint64_t len, uint64_t mask)
 {
-	unsigned int nsets[2] = { 1, ndev }, s;
-	int r;
+	unsigned long long threads = kvt_read_param(THREADS_PARAM);
+	struct sample s;
 
-	for (s = 0; s < (ndev > 1 ? 2U : 1U); s++) {
-		struct timing k = { 0 }, v = { 0 };
-		uint64_t mask = 0;
-		unsigned int d;
+	kvt_write_param(THREADS_PARAM, 1);
+	s = time_kvreg(kv, buf, len, mask);
+	kvt_write_param(THREADS_PARAM, threads);
+	return s;
+}
 
-		for (d = 0; d < nsets[s]; d++)
-			mask |= 1ULL << devs[d].index;
-		for (r = 0; r < reps; r++) {
-			keep_min(&k, time_kvreg(kv, buf, len, mask));
-			keep_min(&v, time_verbs(pds, nsets[s], buf, len));
+static void stages_reset(void)
+{
+	CHECK(!kvt_put(STAGES_PATH, "0\n"), "reset %s", STAGES_PATH);
+}
+
+/* kvreg's per-stage time of the case just run, per registration. */
+static void stages_print(const char *label, int regs)
+{
+	char name[64];
+	long long calls, ns;
+	FILE *f = fopen(STAGES_PATH, "r");
+
+	CHECK(f, "open %s", STAGES_PATH);
+	CHECK(fscanf(f, "%*s %*s %*s") == 0, "header of %s", STAGES_PATH);
+	while (fscanf(f, "%63s %lld %lld", name, &calls, &ns) == 3)
+		printf("STAGE %s %s %.3f\n", label, name, ns / 1e6 / regs);
+	fclose(f);
+}
+
+/*
+ * One case: kvreg and the peer alternate, each on a buffer of its own
+ * when the memory must be untouched (a registration faults pages in).
+ * Small buffers repeat inside a sample so the clock can see them.
+ */
+static void bench_case(struct kvreg *kv, struct peer *peer, uint64_t mask,
+		       unsigned int ndev, enum backing b, uint64_t len,
+		       bool touch, int reps)
+{
+	int inner = len <= SZ_2M ? 32 : 1, r, i;
+	double kr[MAX_REPS], kd[MAX_REPS], vr[MAX_REPS], vd[MAX_REPS];
+	double sr[MAX_REPS], sd[MAX_REPS];
+	bool one_cpu = touch && len >= (64ULL << 20);
+	void *buf = NULL, *raw = NULL;
+	uint64_t raw_len = 0;
+	char label[96];
+
+	snprintf(label, sizeof(label), "%s %llu %u %s", backing_names[b],
+		 (unsigned long long)len, ndev,
+		 touch ? "touched" : "untouched");
+	if (touch) {
+		buf = map_buffer(b, len, true, &raw, &raw_len);
+		if (!buf) {
+			printf("SKIP %s: no memory for the buffer\n", label);
+			return;
 		}
-		printf("BENCH %-8s %4llu MiB %u device(s): kvreg reg %8.1f ms "
-		       "dereg %8.1f ms | ibv_reg_mr reg %8.1f ms dereg %8.1f ms "
-		       "| ratio reg %.2f dereg %.2f\n", backing,
-		       (unsigned long long)(len >> 20), nsets[s], k.reg_ms,
-		       k.dereg_ms, v.reg_ms, v.dereg_ms, k.reg_ms / v.reg_ms,
-		       k.dereg_ms / v.dereg_ms);
 	}
+	stages_reset();
+	for (r = 0; r < reps; r++) {
+		struct sample k = { 0 }, v = { 0 }, s;
+
+		for (i = 0; i < 2 * inner; i++) {
+			bool kvreg_turn = (i + r) % 2 == 0;
+			void *p = buf, *own_raw = NULL;
+			uint64_t own_len = 0;
+
+			if (!touch) {
+				p = map_buffer(b, len, false, &own_raw,
+					       &own_len);
+				CHECK(p, "mmap %s: %s", label,
+				      strerror(errno));
+			}
+			if (kvreg_turn) {
+				s = time_kvreg(kv, p, len, mask);
+				k.reg_ms += s.reg_ms / inner;
+				k.dereg_ms += s.dereg_ms / inner;
+			} else {
+				s = time_verbs(peer, ndev, p, len);
+				v.reg_ms += s.reg_ms / inner;
+				v.dereg_ms += s.dereg_ms / inner;
+			}
+			if (own_raw)
+				munmap(own_raw, own_len);
+		}
+		kr[r] = k.reg_ms;
+		kd[r] = k.dereg_ms;
+		vr[r] = v.reg_ms;
+		vd[r] = v.dereg_ms;
+	}
+	stages_print(label, reps * inner);
+	printf("PAGESHIFT %s %u\n", label, last_page_shift);
+	if (one_cpu) {
+		char label_1cpu[128];
+
+		stages_reset();
+		for (r = 0; r < reps; r++) {
+			struct sample s = time_kvreg_1cpu(kv, buf, len, mask);
+
+			sr[r] = s.reg_ms;
+			sd[r] = s.dereg_ms;
+		}
+		snprintf(label_1cpu, sizeof(label_1cpu), "%s-1cpu", label);
+		stages_print(label_1cpu, reps);
+	}
+	printf("REG %s %.4f %.4f %.4f %.4f", label, median(kr, reps),
+	       median(kd, reps), median(vr, reps), median(vd, reps));
+	if (one_cpu)
+		printf(" %.4f %.4f", median(sr, reps), median(sd, reps));
+	printf("\n");
+	fflush(stdout);
+	if (raw)
+		munmap(raw, raw_len);
+}
+
+/* Reserve hugetlb pages for one case, or give them back with 0. */
+static bool hugetlb_reserve(uint64_t len)
+{
+	unsigned long long want = len ? len / SZ_2M + 2 : 0;
+
+	kvt_write_param("/proc/sys/vm/nr_hugepages", want);
+	return kvt_read_param("/proc/sys/vm/nr_hugepages") >= want;
+}
+
+/*
+ * The 10,000th registration must cost what the first did: time each of
+ * SCALE_REGS live 4 KiB registrations and compare the first and last 500.
+ */
+static void bench_scale(struct kvreg *kv, uint64_t mask)
+{
+	static struct kvreg_mr *mrs[SCALE_REGS];
+	double t[SCALE_REGS], first[500], last[500], t0, dereg;
+	uint64_t len = (uint64_t)SCALE_REGS * SZ_4K;
+	struct kvreg_error err;
+	void *raw;
+	uint64_t raw_len;
+	uint8_t *buf = map_buffer(BACK_4K, len, true, &raw, &raw_len);
+	int i;
+
+	CHECK(buf, "mmap: %s", strerror(errno));
+	for (i = 0; i < SCALE_REGS; i++) {
+		t0 = now_ms();
+		CHECK_OK(kvreg_register(kv, buf + (uint64_t)i * SZ_4K, SZ_4K,
+					KVREG_ACCESS_ALL, mask, &mrs[i], &err),
+			 &err);
+		t[i] = now_ms() - t0;
+	}
+	t0 = now_ms();
+	for (i = 0; i < SCALE_REGS; i++)
+		CHECK_OK(kvreg_deregister(kv, mrs[i], &err), &err);
+	dereg = (now_ms() - t0) / SCALE_REGS;
+	memcpy(first, t, sizeof(first));
+	memcpy(last, t + SCALE_REGS - 500, sizeof(last));
+	printf("SCALE live_regs %d first500_ms %.4f last500_ms %.4f "
+	       "dereg_avg_ms %.4f\n", SCALE_REGS, median(first, 500),
+	       median(last, 500), dereg);
+	munmap(raw, raw_len);
 }
 
 int main(int argc, char **argv)
 {
+	static const uint64_t sizes[] = {
+		SZ_4K, SZ_2M, 64ULL << 20, 1ULL << 30, 4ULL << 30,
+	};
+	uint64_t max_len = (argc > 1 ? strtoull(argv[1], NULL, 0) : 1024) << 20;
+	int reps = argc > 2 ? atoi(argv[2]) : 5;
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
-	uint64_t len = (argc > 1 ? strtoull(argv[1], NULL, 0) : 1024) << 20;
-	int reps = argc > 2 ? atoi(argv[2]) : 3;
-	struct ibv_pd *pds[KVREG_MAX_DEVICES];
+	unsigned int ndev, d, nsets[2], s;
+	struct peer peer = { 0 };
 	struct kvreg *kv = kvt_open();
-	unsigned int ndev, d;
-	void *buf;
+	int quick = getenv("KVREG_BENCH_QUICK") != NULL;
+	size_t z;
+	int b, touch;
 
+	CHECK(reps > 0 && reps <= MAX_REPS, "1 to %d repetitions", MAX_REPS);
 	ndev = kvt_devices(kv, devs);
 	if (!ndev)
 		kvt_skip("no RDMA device");
 	for (d = 0; d < ndev; d++)
-		pds[d] = open_pd(devs[d].name);
+		peer.pds[d] = open_pd(devs[d].name);
+	nsets[0] = 1;
+	nsets[1] = ndev < 4 ? ndev : 4;
 
-	buf = kvt_map_anon(len);
-	bench(kv, pds, devs, ndev, "4KiB", buf, len, reps);
-	munmap(buf, len);
+	for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		uint64_t len = sizes[z];
 
-	buf = kvt_map_hugetlb(len);
-	if (!buf)
-		kvt_skip("not enough hugetlb pages");
-	bench(kv, pds, devs, ndev, "hugetlb", buf, len, reps);
-	munmap(buf, len);
+		if (len > max_len)
+			break;
+		/* Quick: the smallest and largest size, touched only. */
+		if (quick && len != SZ_4K && (z + 1 < sizeof(sizes) /
+		    sizeof(sizes[0]) && sizes[z + 1] <= max_len))
+			continue;
+		for (b = 0; b < NR_BACKINGS; b++) {
+			/* A huge page backs 2 MiB or more, not one 4 KiB. */
+			if (b != BACK_4K && len < SZ_2M)
+				continue;
+			if (b == BACK_HUGETLB && !hugetlb_reserve(len)) {
+				printf("SKIP hugetlb %llu: pages not free\n",
+				       (unsigned long long)len);
+				hugetlb_reserve(0);
+				continue;
+			}
+			for (s = 0; s < (nsets[1] > 1 ? 2U : 1U); s++) {
+				uint64_t mask = 0;
+
+				for (d = 0; d < nsets[s]; d++)
+					mask |= 1ULL << devs[d].index;
+				for (touch = 1; touch >= quick; touch--)
+					bench_case(kv, &peer, mask, nsets[s],
+						   b, len, touch,
+						   len >= (1ULL << 30) &&
+						   reps > 3 ? 3 : reps);
+			}
+			if (b == BACK_HUGETLB)
+				hugetlb_reserve(0);
+		}
+	}
+	bench_scale(kv, 1ULL << devs[0].index);
 	kvreg_close(kv);
 	return T_PASS;
 }

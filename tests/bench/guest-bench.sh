@@ -1,12 +1,56 @@
 #!/bin/sh
-# In the guest: the registration benchmark on two rxe devices.
-#   guest-bench.sh BUILD_DIR KO MIB REPS
+# In the guest: every benchmark, kvreg and its peers on the same four rxe
+# devices in this one boot. Raw lines go to stdout; report.sh reads them.
+#   guest-bench.sh BUILD_DIR KO MAX_MIB REPS RAW_FILE [QUICK]
 set -e
+exec > "$5"
 HERE=$(cd "$(dirname "$0")" && pwd)
-echo $(( $3 / 2 + 8 )) > /proc/sys/vm/nr_hugepages
+BUILD=$1
+XFER_SIZES="4096 65536 262144 1048576 4194304"
+export KVREG_BENCH_QUICK=$6
+[ -n "$6" ] || unset KVREG_BENCH_QUICK
+
 echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
-"$HERE/../guest/rxe-up.sh" 2
+"$HERE/../guest/rxe-up.sh" 4
 modprobe ib_uverbs
-insmod "$2"
-"$1/tests/bench/bench_reg" "$3" "$4"
+# Budgets out of the way: the bench measures speed, not refusals.
+insmod "$2" max_mrs_per_process=1000000 max_bytes_per_process=0x10000000000 \
+	host_max_bytes=0x10000000000
+"$BUILD/tests/bench/bench_reg" "$3" "$4"
+[ -n "$KVREG_BENCH_QUICK" ] && XFER_SIZES=1048576
+"$BUILD/tests/bench/bench_xfer" 0 $XFER_SIZES
+
+# perftest on rxe0 against itself, through the RoCE v2 GID of its IPv4
+# address; the connection setup goes over loopback TCP.
+gid=$(grep -l '0000:0000:0000:0000:0000:ffff:c000:0201' \
+	/sys/class/infiniband/rxe0/ports/1/gids/* | head -1)
+gid=${gid##*/}
+port=18515
+for size in $XFER_SIZES; do
+	iters=$(( 67108864 / size ))
+	[ "$iters" -lt 64 ] && iters=64
+	[ "$iters" -gt 20000 ] && iters=20000
+	for op in write read; do
+		for kind in bw lat; do
+			n=$iters
+			[ "$kind" = lat ] && n=$(( size >= 1048576 ? 21 : 101 ))
+			port=$((port + 1))
+			"ib_${op}_$kind" -d rxe0 -x "$gid" -s "$size" -n "$n" -F \
+				-p "$port" --report_gbits >/dev/null 2>&1 &
+			server=$!
+			sleep 1
+			line=$("ib_${op}_$kind" -d rxe0 -x "$gid" -s "$size" \
+				-n "$n" -F -p "$port" --report_gbits 127.0.0.1 \
+				2>&1 | awk -v s="$size" '$1 == s')
+			wait "$server" || true
+			# bw: #bytes #iters peak avg rate; lat: ... t_typical
+			set -- $line
+			if [ "$kind" = bw ]; then
+				echo "PERF perftest $op $size bw ${4:-nan}"
+			else
+				echo "PERF perftest $op $size lat ${5:-nan}"
+			fi
+		done
+	done
+done
 rmmod kvreg

@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(make gcc libc6-dev linux-headers-amd64 qemu-system-x86 busybox-static
       cpio kmod iproute2 rdma-core ibverbs-utils ibverbs-providers
       libibverbs-dev perftest dkms pkg-config binutils sparse
-      linux-source-6.1 bc bison flex libelf-dev libssl-dev xz-utils)
+      linux-source-6.1 bc bison flex libelf-dev libssl-dev xz-utils
+      gnuplot-nox)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -113,7 +113,7 @@ static void page_shift_choice(struct kunit *test)
 	static const u64 aligned[] = { MIB(64) + 0x3000, MIB(80) };
 	static const u32 len[] = { MIB(2) - 0x3000, MIB(4) };
 	static const u64 skewed[] = { MIB(64) + 0x5000, MIB(80) };
-	static const u64 small[] = { 0x10000, 0x30000 };
+	static const u64 small[] = { 0x10000, 0x31000 };
 	static const u32 small_len[] = { SZ_8K, SZ_8K };
 	/* Lock debugging makes these large: not on the stack. */
 	struct kvreg_dev *kdev = kunit_kzalloc(test, sizeof(*kdev), GFP_KERNEL);
@@ -136,9 +136,14 @@ static void page_shift_choice(struct kunit *test)
 	sg_free_table(sgt);
 
 	kdev->page_size_cap = 0xfffff000;
+	/* VA and DMA agree modulo 8 KiB only: the largest page that fits. */
 	sgt = fake_sgt(test, skewed, len, 2);
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt), 13U);
+	/* ... if the device has it. */
+	kdev->page_size_cap = SZ_4K | SZ_2M;
 	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt),
 			(u32)PAGE_SHIFT);
+	kdev->page_size_cap = 0xfffff000;
 	sg_free_table(sgt);
 
 	reg->huge_backed = false;
@@ -239,6 +244,9 @@ static struct kvreg_file *file_with_one(struct kunit *test,
 	KUNIT_ASSERT_EQ(test, xa_alloc(&kf->regs, &id, reg, xa_limit_31b,
 				       GFP_KERNEL), 0);
 	reg->handle = id;
+	mutex_lock(&kf->lock);
+	kvreg_range_insert(kf, reg);
+	mutex_unlock(&kf->lock);
 	*regp = reg;
 	return kf;
 }

@@ -1,0 +1,113 @@
+#!/bin/bash
+# Turn a bench run's raw lines (OUT/raw.txt) into OUT/results.md (tables,
+# targets, per-stage profile) and OUT/bench.png (time against size).
+#   report.sh OUT
+set -euo pipefail
+OUT=$1
+RAW=$OUT/raw.txt
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+{
+echo "# kvreg benchmark"
+echo
+echo "One guest run, $(grep -c '^REG ' "$RAW") registration cases," \
+     "medians. Ratio = kvreg / ibv_reg_mr (the peer registers once per" \
+     "device); below 1 kvreg is faster. Times in ms."
+echo
+echo "## Targets"
+echo
+awk -f "$HERE/targets.awk" "$RAW"
+echo
+echo "## Registration"
+echo
+echo "kvreg MR page: the MR page size kvreg chose (physically contiguous base"
+echo "pages can give more than 4 KiB). 1 CPU: kvreg with max_threads=1."
+echo
+echo "| backing | size | devices | memory | kvreg reg | ibv reg | ratio | kvreg dereg | ibv dereg | ratio | reg+dereg ratio | kvreg MR page | kvreg 1 CPU reg / dereg |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+awk 'function size_name(b) {
+	if (b >= 2^30) return sprintf("%g GiB", b / 2^30)
+	if (b >= 2^20) return sprintf("%g MiB", b / 2^20)
+	return sprintf("%g KiB", b / 2^10) }
+$1 == "PAGESHIFT" { shift[$2 " " $3 " " $4 " " $5] = $6 }
+$1 == "REG" {
+	k = $2 " " $3 " " $4 " " $5
+	one = NF >= 11 ? sprintf("%.3f / %.3f", $10, $11) : ""
+	printf "| %s | %s | %s | %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f | %.2f | %s | %s |\n",
+	       $2, size_name($3), $4, $5, $6, $8, $6 / $8, $7, $9, $7 / $9,
+	       ($6 + $7) / ($8 + $9), size_name(2 ^ shift[k]), one }' "$RAW"
+echo
+echo "## Growth with size (kvreg, touched, 1 device)"
+echo
+echo "Register time per 4 KiB page (4 KiB backing) or per 2 MiB folio (huge backings):"
+echo "flat along a row means linear growth."
+echo
+awk '$1 == "REG" && $4 == 1 && $5 == "touched" && $3 >= 2097152 {
+	unit = $2 == "4KiB" ? 4096 : 2097152
+	row[$2] = row[$2] sprintf(" %s=%.1f ns", $3 / 1048576 " MiB", $6 * 1e6 / ($3 / unit))
+} END { for (b in row) printf "- %s:%s\n", b, row[b] }' "$RAW"
+awk '$1 == "SCALE" {
+	printf "- %d live registrations of 4 KiB: median register %.4f ms over the first 500, %.4f ms over the last 500 (ratio %.2f); deregister %.4f ms each\n",
+	       $3, $5, $7, $7 / $5, $9 }' "$RAW"
+echo
+echo "## Where kvreg's time goes (ms per registration, 1 GiB, touched)"
+echo
+echo "| case | $(awk '$1 == "STAGE" { if (!seen[$6]++) printf "%s%s", n++ ? " | " : "", $6 }' "$RAW") |"
+echo "|---|$(awk '$1 == "STAGE" { if (!seen[$6]++) printf "---|" }' "$RAW")"
+awk '$1 == "STAGE" && $3 == 1073741824 && $5 == "touched" {
+	k = $2 " " $4 " dev"; if (!(k in row)) order[n++] = k
+	row[k] = row[k] sprintf(" %.2f |", $7)
+} END { for (i = 0; i < n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$RAW"
+echo
+echo "## Transfers on one device (kvreg TRANSFER against perftest)"
+echo
+echo "| op | size | kvreg Gb/s | perftest Gb/s | ratio | kvreg latency us | perftest latency us |"
+echo "|---|---|---|---|---|---|---|"
+awk '$1 == "PERF" && $5 == "bw" { bw[$3 " " $4] = $6 }
+     $1 == "PERF" && $5 == "lat" { lat[$3 " " $4] = $6 }
+     $1 == "XFER" { k = $3 " " $4; kb[k] = $5; kl[k] = $6; order[n++] = k }
+     END { for (i = 0; i < n; i++) { k = order[i]; split(k, f, " ")
+	b = f[2]
+	if (b >= 2^20) sz = sprintf("%g MiB", b / 2^20)
+	else sz = sprintf("%g KiB", b / 2^10)
+	ratio = "n/a"
+	if (bw[k] + 0 > 0) ratio = sprintf("%.2f", kb[k] / bw[k])
+	printf "| %s | %s | %.2f | %s | %s | %.1f | %s |\n", f[1], sz, kb[k],
+	       bw[k], ratio, kl[k], lat[k] } }' "$RAW"
+grep '^SKIP' "$RAW" | sed 's/^SKIP /- skipped: /' || true
+} > "$OUT/results.md"
+
+# One panel per backing and device count: register and deregister time
+# against size, touched memory, kvreg and ibv_reg_mr.
+for b in 4KiB hugetlb THP; do
+	for d in 1 4; do
+		for t in touched untouched; do
+			awk -v b=$b -v d=$d -v t=$t '$1 == "REG" && $2 == b &&
+			    $4 == d && $5 == t { print $3 / 1048576, $6, $8, $7, $9 }' \
+			    "$RAW" > "$OUT/plot-$b-$d-$t.dat"
+		done
+	done
+done
+{
+	echo 'set terminal pngcairo size 1800,1200 font ",10"'
+	echo "set output '$OUT/bench.png'"
+	echo 'set multiplot layout 3,4 title "kvreg vs ibv\_reg\_mr: time (ms) against size (MiB), medians, one guest run"'
+	echo 'set logscale xy; set key left top; set grid'
+	for b in 4KiB hugetlb THP; do
+		for d in 1 4; do
+			for t in touched untouched; do
+				f=$OUT/plot-$b-$d-$t.dat
+				echo "set title '$b, $d device(s), $t'"
+				if [ -s "$f" ]; then
+					echo "plot '$f' u 1:2 w lp t 'kvreg reg', '' u 1:3 w lp t 'ibv reg', '' u 1:4 w lp t 'kvreg dereg', '' u 1:5 w lp t 'ibv dereg'"
+				else
+					echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
+				fi
+			done
+		done
+	done
+	echo 'unset multiplot'
+} | gnuplot 2> "$OUT/gnuplot.log"
+rm -f "$OUT"/plot-*.dat
+echo "bench: $OUT/results.md, $OUT/bench.png"
+cat "$OUT/results.md"
