@@ -13,10 +13,19 @@
  * Registrations of a file by address range, so that finding the ones a
  * new range overlaps costs O(log n + overlaps), not a walk of them all.
  */
-#define KVREG_REG_START(reg)	((reg)->addr)
-#define KVREG_REG_LAST(reg)	((reg)->addr + (reg)->length - 1)
+static inline u64 kvreg_reg_first_byte(struct kvreg_reg *reg)
+{
+	return reg->addr;
+}
+
+static inline u64 kvreg_reg_last_byte(struct kvreg_reg *reg)
+{
+	return reg->addr + reg->length - 1;
+}
+
 INTERVAL_TREE_DEFINE(struct kvreg_reg, range_node, u64, range_subtree_last,
-		     KVREG_REG_START, KVREG_REG_LAST, static, kvreg_itree)
+		     kvreg_reg_first_byte, kvreg_reg_last_byte, static,
+		     kvreg_itree)
 
 void kvreg_file_init(struct kvreg_file *kf)
 {

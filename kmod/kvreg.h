@@ -223,8 +223,9 @@ int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
 /* parallel.c */
 int kvreg_parallel_init(void);
 void kvreg_parallel_exit(void);
-int kvreg_parallel(unsigned int nr_chunks, int (*fn)(void *ctx,
-		   unsigned int chunk), void *ctx, struct mm_struct *mm);
+int kvreg_parallel(unsigned int nr_chunks,
+		   int (*fn)(void *ctx, unsigned int chunk), void *ctx,
+		   struct mm_struct *mm);
 
 /* pin.c */
 int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
@@ -269,7 +270,9 @@ enum kvreg_stage {
 	KVREG_STAGE_PIN,		/* includes SG_BUILD */
 	KVREG_STAGE_SG_BUILD,
 	KVREG_STAGE_DMA_MAP,
-	KVREG_STAGE_ALLOC_MR,
+	KVREG_STAGE_ALLOC_MR,		/* wall clock of the two below */
+	KVREG_STAGE_ALLOC_MR_ONLY,	/* summed over CPUs */
+	KVREG_STAGE_MAP_MR_SG,		/* summed over CPUs */
 	KVREG_STAGE_POST_REG,
 	KVREG_STAGE_DEREG_MR,
 	KVREG_STAGE_DMA_UNMAP,

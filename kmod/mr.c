@@ -113,6 +113,7 @@ static int kvreg_map_group(void *ctx, unsigned int index)
 	int nents = g->nents;
 	u64 va = g->va;
 	u64 left = (last ? job->reg->addr + job->reg->length : g[1].va) - va;
+	u64 t0;
 
 	while (left) {
 		struct ib_mr *mr;
@@ -120,14 +121,18 @@ static int kvreg_map_group(void *ctx, unsigned int index)
 
 		if (WARN_ON_ONCE(m == end_mr || nents <= 0))
 			return -EINVAL;
+		t0 = kvreg_stage_begin();
 		mr = ib_alloc_mr(rd->dev->pd, IB_MR_TYPE_MEM_REG,
 				 kvreg_mr_alloc_pages(rd->dev, va, left,
 						      rd->page_shift,
 						      job->mr_pages));
+		kvreg_stage_end(KVREG_STAGE_ALLOC_MR_ONLY, t0);
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
 		rd->mrs[m++] = mr;
+		t0 = kvreg_stage_begin();
 		mapped = ib_map_mr_sg(mr, sg, nents, &sg_offset, page_size);
+		kvreg_stage_end(KVREG_STAGE_MAP_MR_SG, t0);
 		if (mapped < 0 || (!mapped && !sg_offset))
 			return mapped < 0 ? mapped : -EINVAL;
 		/* The iova is the user's address, byte-granular as verbs. */

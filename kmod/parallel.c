@@ -22,6 +22,7 @@ struct kvreg_par_job {
 	int (*fn)(void *ctx, unsigned int chunk);
 	void *ctx;
 	struct mm_struct *mm;
+	bool killable;
 	unsigned int nr_chunks;
 	atomic_t next_chunk;
 	atomic_t error;			/* first failure, 0 while none */
@@ -41,7 +42,7 @@ static void kvreg_par_run(struct kvreg_par_job *job, bool caller)
 
 	while (!atomic_read(&job->error)) {
 		/* Only the caller can see its own fatal signal. */
-		if (caller && fatal_signal_pending(current)) {
+		if (caller && job->killable && fatal_signal_pending(current)) {
 			atomic_cmpxchg(&job->error, 0, -EINTR);
 			break;
 		}
@@ -72,16 +73,20 @@ static void kvreg_par_helper_fn(struct work_struct *work)
 /*
  * Call @fn(@ctx, chunk) once for every chunk in [0, @nr_chunks), on as
  * many CPUs as are online and useful. @mm (or NULL) is the user memory
- * the chunks touch; the caller must be running in it. Returns 0 or the
- * first chunk's error.
+ * the chunks touch; the caller must be running in it. A job with @mm is
+ * one a fatal signal may cut short (-EINTR); one without, such as an
+ * unpin on the way out of a killed process, always runs to the end.
+ * Returns 0 or the first chunk's error.
  */
-int kvreg_parallel(unsigned int nr_chunks, int (*fn)(void *ctx,
-		   unsigned int chunk), void *ctx, struct mm_struct *mm)
+int kvreg_parallel(unsigned int nr_chunks,
+		   int (*fn)(void *ctx, unsigned int chunk), void *ctx,
+		   struct mm_struct *mm)
 {
 	struct kvreg_par_job job = {
 		.fn = fn,
 		.ctx = ctx,
 		.mm = mm,
+		.killable = mm,
 		.nr_chunks = nr_chunks,
 		.next_chunk = ATOMIC_INIT(0),
 		.error = ATOMIC_INIT(0),

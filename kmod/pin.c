@@ -114,14 +114,16 @@ static void kvreg_unpin_table(struct sg_table *sgt, unsigned long nr_pages,
 				   GFP_KERNEL | __GFP_NOWARN);
 	/* No memory for the chunk starts is no reason not to unpin. */
 	if (!job.starts) {
-		for_each_sgtable_sg(sgt, sg, i)
-			unpin_user_page_range_dirty_lock(sg_page(sg),
-							 PAGE_ALIGN(sg->length) >>
-							 PAGE_SHIFT, dirty);
+		for_each_sgtable_sg(sgt, sg, i) {
+			unsigned long n = PAGE_ALIGN(sg->length) >> PAGE_SHIFT;
+
+			unpin_user_page_range_dirty_lock(sg_page(sg), n, dirty);
+		}
 		return;
 	}
 	for_each_sgtable_sg(sgt, sg, i) {
-		unsigned long end = page + (PAGE_ALIGN(sg->length) >> PAGE_SHIFT);
+		unsigned long end = page +
+				    (PAGE_ALIGN(sg->length) >> PAGE_SHIFT);
 
 		for (; next < end && next < nr_pages;
 		     next += KVREG_PIN_CHUNK) {

@@ -72,7 +72,8 @@ static u32 kvreg_out_flags(struct kvreg_reg *reg)
 			continue;
 		if (reg->devs[i].nr_mrs > 1)
 			flags |= KVREG_REG_OUT_SPLIT;
-		if (reg->devs[i].page_shift == PAGE_SHIFT && reg->huge_backed)
+		if (reg->devs[i].page_shift < KVREG_HUGE_SHIFT &&
+		    reg->huge_backed)
 			flags |= KVREG_REG_OUT_HUGE_HINT;
 	}
 	return flags;
@@ -287,14 +288,14 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 		return 0;
 	mutex_lock(&kf->lock);
 	reg = kvreg_reg_lookup(kf, handle);
-	if (reg && --reg->refs)
+	if (reg && --reg->refs) {
 		reg = NULL;	/* still referenced: nothing to release */
-	else if (reg) {
+	} else if (reg) {
 		kvreg_range_remove(kf, reg);
 		xa_erase(&kf->regs, handle);
-	}
-	else
+	} else {
 		ret = -ENOENT;
+	}
 	mutex_unlock(&kf->lock);
 	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Where registration time goes: cumulative time and calls per stage,
- * readable (and reset by any write) at debugfs kvreg/stages. Two clock
+ * readable (and reset by any write) at debugfs kvreg/stages. Stages are
+ * wall-clock time of the registering thread, except the cpu_ ones: the
+ * sum over every CPU working on the stage they are part of. Two clock
  * reads per stage per call cost nothing next to the stages themselves, so
  * they stay on in production where a slow start-up needs explaining.
  */
@@ -16,6 +18,8 @@ static const char * const kvreg_stage_names[KVREG_NR_STAGES] = {
 	[KVREG_STAGE_SG_BUILD]		= "pin_sg_build",
 	[KVREG_STAGE_DMA_MAP]		= "dma_map",
 	[KVREG_STAGE_ALLOC_MR]		= "alloc_map_mr",
+	[KVREG_STAGE_ALLOC_MR_ONLY]	= "cpu_ib_alloc_mr",
+	[KVREG_STAGE_MAP_MR_SG]		= "cpu_ib_map_mr_sg",
 	[KVREG_STAGE_POST_REG]		= "post_reg_mr",
 	[KVREG_STAGE_DEREG_MR]		= "dereg_mr",
 	[KVREG_STAGE_DMA_UNMAP]		= "dma_unmap",

@@ -155,8 +155,8 @@ struct kvreg_key {
 #define KVREG_REG_OUT_SPLIT	(1U << 0)	/* several MRs on a device */
 #define KVREG_REG_OUT_DUPLICATE	(1U << 1)	/* existing one, one more ref */
 /*
- * 4 KiB MR pages on memory backed by huge pages: 2 MiB alignment of the
- * address and length would have allowed 2 MiB MR pages.
+ * MR pages smaller than 2 MiB on memory backed by huge pages: 2 MiB
+ * alignment of the address and length would have allowed 2 MiB MR pages.
  */
 #define KVREG_REG_OUT_HUGE_HINT	(1U << 2)
 

@@ -170,7 +170,8 @@ static void kvreg_usage_clause(char *buf, size_t size,
 const char *kvreg_hint(uint32_t out_flags)
 {
 	if (out_flags & KVREG_REG_OUT_HUGE_HINT)
-		return "registered with 4 KiB MR pages although huge pages "
+		return "registered with MR pages smaller than 2 MiB although "
+		       "huge pages "
 		       "back part of the buffer: back all of it with huge "
 		       "pages (hugetlb, or THP with MADV_HUGEPAGE) and align "
 		       "its address and length to 2 MiB to get 2 MiB MR pages";

@@ -117,6 +117,27 @@ static inline void *kvt_map_anon(uint64_t len)
 	return p;
 }
 
+/*
+ * Base pages that are never physically contiguous in address order: each
+ * page of a faulted-in mapping is moved into the result in reverse, so
+ * that kvreg must use 4 KiB MR pages (contiguous pages get larger ones).
+ */
+static inline void *kvt_map_anon_scattered(uint64_t len)
+{
+	uint64_t pages = (len + SZ_4K - 1) / SZ_4K, i;
+	uint8_t *src = kvt_map_anon(pages * SZ_4K);
+	uint8_t *dst = mmap(NULL, pages * SZ_4K, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(dst != MAP_FAILED, "mmap: %s", strerror(errno));
+	for (i = 0; i < pages; i++)
+		CHECK(mremap(src + (pages - 1 - i) * SZ_4K, SZ_4K, SZ_4K,
+			     MREMAP_MAYMOVE | MREMAP_FIXED,
+			     dst + i * SZ_4K) != MAP_FAILED,
+		      "mremap: %s", strerror(errno));
+	return dst;
+}
+
 /* hugetlb 2 MiB pages, or NULL when the guest has none free. */
 static inline void *kvt_map_hugetlb(uint64_t len)
 {

@@ -17,6 +17,12 @@ static inline uint64_t kvt_span_pages(const void *p, uint64_t len)
 	return (hi - lo) / SZ_4K;
 }
 
+/*
+ * Base pages: MR pages of 4 KiB, or larger where the pages happen to be
+ * physically contiguous (kvreg picks the largest that fits), below 2 MiB.
+ */
+#define KVT_BASE_PAGES	0
+
 /* Keys of one device must tile [addr, addr+len) in order, one page size. */
 static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
 					  const void *addr, uint64_t len,
@@ -25,13 +31,23 @@ static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
 	unsigned int n, i, count = 0;
 	const struct kvreg_key *k = kvreg_mr_keys(mr, &n);
 	uint64_t next = (uintptr_t)addr;
+	uint32_t shift = 0;
 
 	for (i = 0; i < n; i++) {
 		if (k[i].device_index != dev)
 			continue;
-		CHECK(k[i].page_shift == want_shift,
-		      "device %u key %u page_shift %u, want %u", dev, i,
-		      k[i].page_shift, want_shift);
+		if (want_shift == KVT_BASE_PAGES)
+			CHECK(k[i].page_shift >= 12 && k[i].page_shift < 21,
+			      "device %u key %u page_shift %u, want base "
+			      "pages", dev, i, k[i].page_shift);
+		else
+			CHECK(k[i].page_shift == want_shift,
+			      "device %u key %u page_shift %u, want %u", dev,
+			      i, k[i].page_shift, want_shift);
+		CHECK(!shift || k[i].page_shift == shift,
+		      "device %u keys of page shifts %u and %u", dev, shift,
+		      k[i].page_shift);
+		shift = k[i].page_shift;
 		CHECK(k[i].iova == next, "key %u iova %#llx, want %#llx", i,
 		      (unsigned long long)k[i].iova, (unsigned long long)next);
 		CHECK(k[i].rkey && k[i].lkey, "key %u has a zero key", i);
@@ -120,7 +136,8 @@ static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
 	n = kvt_check_keys(ma, a, len, dev, want_shift);
 	kvt_check_keys(mb, b, len, dev, want_shift);
 	printf("registered 2 x %llu bytes on device %u: %u MR(s) each, "
-	       "page shift %u\n", (unsigned long long)len, dev, n, want_shift);
+	       "page shift %u\n", (unsigned long long)len, dev, n,
+	       kvreg_mr_keys(ma, &i)[0].page_shift);
 	kvt_check_pinned(kv, &before, pages, "after REGISTER");
 
 	/* The whole buffer, local a -> remote b. */

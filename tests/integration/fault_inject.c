@@ -283,8 +283,13 @@ int main(void)
 	printf("fault points exercised: open %d, register %d, transfer %d, "
 	       "deregister %d, close %d: %d in all\n", o, r, t, d, c,
 	       o + r + t + d + c);
-	CHECK(r > 5 && t > 0 && d > 0 && c > 0, "too few points: the "
-	      "injection did not reach kvreg");
+	/*
+	 * Deregister and close allocate nothing for buffers this small
+	 * (they used to: LOCAL_INV work requests), so nothing there can
+	 * fail; their state checks above still ran.
+	 */
+	CHECK(r > 5 && t > 0, "too few points: the injection did not reach "
+	      "kvreg");
 	kvreg_close(kv);
 	return T_PASS;
 }

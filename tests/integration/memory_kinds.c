@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	a = map_memfd(16 * SZ_4K, 0);
 	b = map_memfd(16 * SZ_4K, 0);
 	CHECK(a && b, "memfd");
-	kvt_roundtrip(kv, a, b, 16 * SZ_4K, dev, 12);
+	kvt_roundtrip(kv, a, b, 16 * SZ_4K, dev, KVT_BASE_PAGES);
 
 	/* A hugetlb memfd gets 2 MiB MR pages. */
 	a = map_memfd(2 * SZ_2M, MFD_HUGETLB);

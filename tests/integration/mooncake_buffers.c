@@ -76,7 +76,7 @@ int main(void)
 					1ULL << dev, &mr, &err), &err);
 		CHECK(kvreg_mr_flags(mr) & KVREG_REG_OUT_HUGE_HINT,
 		      "no hint, flags %#x", kvreg_mr_flags(mr));
-		kvt_check_keys(mr, mixed, 2 * SZ_2M, dev, 12);
+		kvt_check_keys(mr, mixed, 2 * SZ_2M, dev, KVT_BASE_PAGES);
 		printf("hint: %s\n", kvreg_hint(kvreg_mr_flags(mr)));
 		CHECK(strstr(kvreg_hint(kvreg_mr_flags(mr)), "2 MiB"), "text");
 		CHECK_OK(kvreg_deregister(kv, mr, &err), &err);

@@ -40,8 +40,8 @@ int main(void)
 		uint32_t seed = 0x10 + dev;
 
 		CHECK(q.device_mask & (1ULL << dev), "device %u missing", dev);
-		kvt_check_keys(ma, a, len, dev, 12);
-		kvt_check_keys(mb, b, len, dev, 12);
+		kvt_check_keys(ma, a, len, dev, KVT_BASE_PAGES);
+		kvt_check_keys(mb, b, len, dev, KVT_BASE_PAGES);
 		kvt_fill(a, len, seed);
 		memset(b, 0, len);
 		kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, len);
