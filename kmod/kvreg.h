@@ -164,6 +164,10 @@ struct kvreg_reg {
 	struct kvreg_mm *km;
 	unsigned long nr_pages;		/* base pages pinned */
 	struct sg_append_table pinned;	/* the pinned pages, built once */
+	bool all_hugetlb;		/* every VMA of the range is hugetlb */
+	/* hugetlb: one pin per folio, these pages; else per page, @pinned */
+	struct page **folio_pins;
+	unsigned long nr_folio_pins;
 	u32 nr_devs;
 	struct kvreg_reg_dev devs[];
 };

@@ -152,6 +152,143 @@ static int kvreg_pin_error(int ret, unsigned long addr,
 	return ret;
 }
 
+/*
+ * Builds a scatter table from runs of pages, merging physically
+ * contiguous ones up to max_seg: first with no @sg, to count the entries,
+ * then again into a table of that many.
+ */
+struct kvreg_sg_builder {
+	struct scatterlist *sg;		/* entry being filled; NULL: count */
+	unsigned long pfn_end;		/* first pfn after that entry */
+	unsigned int len;		/* its length */
+	unsigned int max_seg;
+	unsigned int nents;
+};
+
+static void kvreg_sg_add(struct kvreg_sg_builder *b, struct page *page,
+			 unsigned long bytes)
+{
+	while (bytes) {
+		unsigned long pfn = page_to_pfn(page);
+		unsigned int n;
+
+		if (b->nents && b->len < b->max_seg && pfn == b->pfn_end) {
+			n = min_t(unsigned long, bytes, b->max_seg - b->len);
+			b->len += n;
+			if (b->sg)
+				b->sg->length = b->len;
+		} else {
+			n = min_t(unsigned long, bytes, b->max_seg);
+			if (b->sg) {
+				if (b->nents)
+					b->sg = sg_next(b->sg);
+				sg_set_page(b->sg, page, n, 0);
+			}
+			b->len = n;
+			b->nents++;
+		}
+		b->pfn_end = pfn + (n >> PAGE_SHIFT);
+		bytes -= n;
+		page = nth_page(page, n >> PAGE_SHIFT);
+	}
+}
+
+/* Bytes of @page's folio from @page to the folio's end. */
+static unsigned long kvreg_folio_tail(struct page *page)
+{
+	struct folio *folio = page_folio(page);
+
+	return (folio_nr_pages(folio) - folio_page_idx(folio, page)) <<
+	       PAGE_SHIFT;
+}
+
+/*
+ * hugetlb: a huge page is mapped whole or not at all, so one pin of the
+ * page at an address holds the folio from there to its end. Pin once per
+ * folio instead of once per 4 KiB page, and build the scatter table
+ * straight from the folios: the cost follows folios, not pages. Returns
+ * -EAGAIN, having pinned nothing, when the memory is no longer hugetlb
+ * (it changed since kvreg_check_memory() looked): pin page by page then.
+ */
+static int kvreg_pin_hugetlb(struct kvreg_reg *reg, unsigned int max_segment,
+			     struct kvreg_error *err)
+{
+	unsigned long va = reg->addr & PAGE_MASK;
+	unsigned long end = va + (reg->nr_pages << PAGE_SHIFT);
+	/* Huge pages are 2 MiB or more: whole ones, plus a head and tail. */
+	unsigned long max_pins =
+		(reg->nr_pages >> (PMD_SHIFT - PAGE_SHIFT)) + 2;
+	unsigned int gup_flags = FOLL_LONGTERM |
+				 (reg->writable ? FOLL_WRITE : 0);
+	struct kvreg_sg_builder count = { .max_seg = max_segment };
+	struct kvreg_sg_builder fill = { .max_seg = max_segment };
+	unsigned long n = 0, i;
+	struct page **pins;
+	int ret;
+	u64 t0;
+
+	pins = kvmalloc_array(max_pins, sizeof(*pins), GFP_KERNEL);
+	if (!pins) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return -ENOMEM;
+	}
+	while (va < end) {
+		struct folio *folio;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_unpin;
+		}
+		ret = pin_user_pages_fast(va, 1, gup_flags, &pins[n]);
+		if (ret != 1) {
+			ret = kvreg_pin_error(ret ? ret : -EFAULT, va, err);
+			goto err_unpin;
+		}
+		folio = page_folio(pins[n++]);
+		if (!folio_test_hugetlb(folio) || n == max_pins) {
+			ret = -EAGAIN;
+			goto err_unpin;
+		}
+		va += min(kvreg_folio_tail(pins[n - 1]), end - va);
+	}
+
+	t0 = kvreg_stage_begin();
+	/* Count the entries, then fill a table of that many. */
+	for (i = 0, va = reg->addr & PAGE_MASK; i < n; i++) {
+		unsigned long bytes = min(kvreg_folio_tail(pins[i]), end - va);
+
+		kvreg_sg_add(&count, pins[i], bytes);
+		va += bytes;
+	}
+	ret = sg_alloc_table(&reg->pinned.sgt, count.nents, GFP_KERNEL);
+	if (ret) {
+		kvreg_stage_end(KVREG_STAGE_SG_BUILD, t0);
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		goto err_unpin;
+	}
+	/* sg_free_append_table() frees by total_nents. */
+	reg->pinned.total_nents = count.nents;
+	fill.sg = reg->pinned.sgt.sgl;
+	for (i = 0, va = reg->addr & PAGE_MASK; i < n; i++) {
+		unsigned long bytes = min(kvreg_folio_tail(pins[i]), end - va);
+
+		kvreg_sg_add(&fill, pins[i], bytes);
+		va += bytes;
+	}
+	WARN_ON_ONCE(fill.nents != count.nents);
+	kvreg_stage_end(KVREG_STAGE_SG_BUILD, t0);
+	reg->folio_pins = pins;
+	reg->nr_folio_pins = n;
+	return 0;
+
+err_unpin:
+	unpin_user_pages(pins, n);
+	kvfree(pins);
+	return ret;
+}
+
 int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	      struct kvreg_error *err)
 {
@@ -166,6 +303,11 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	int ret = 0;
 	u64 t0;
 
+	if (reg->all_hugetlb) {
+		ret = kvreg_pin_hugetlb(reg, max_segment, err);
+		if (ret != -EAGAIN)
+			goto out_counted;
+	}
 	w.pages = kvmalloc_array(window_pages, sizeof(*w.pages), GFP_KERNEL);
 	w.pinned = kcalloc(max_chunks, sizeof(*w.pinned), GFP_KERNEL);
 	if (!w.pages || !w.pinned) {
@@ -203,7 +345,7 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 		}
 		done += w.nr_pages;
 	}
-	atomic64_add(reg->nr_pages, &kvreg_pinned_pages);
+	ret = 0;
 	goto out_free;
 
 err_unpin:
@@ -213,13 +355,24 @@ err_unpin:
 out_free:
 	kfree(w.pinned);
 	kvfree(w.pages);
+out_counted:
+	if (!ret)
+		atomic64_add(reg->nr_pages, &kvreg_pinned_pages);
 	return ret;
 }
 
 void kvreg_unpin(struct kvreg_reg *reg)
 {
 	/* The device may have written into any page it was allowed to. */
-	kvreg_unpin_table(&reg->pinned.sgt, reg->nr_pages, reg->writable);
+	if (reg->folio_pins) {
+		unpin_user_pages_dirty_lock(reg->folio_pins, reg->nr_folio_pins,
+					    reg->writable);
+		kvfree(reg->folio_pins);
+		reg->folio_pins = NULL;
+	} else {
+		kvreg_unpin_table(&reg->pinned.sgt, reg->nr_pages,
+				  reg->writable);
+	}
 	sg_free_append_table(&reg->pinned);
 	atomic64_sub(reg->nr_pages, &kvreg_pinned_pages);
 }

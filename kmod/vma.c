@@ -33,6 +33,7 @@ int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
 
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
+	reg->all_hugetlb = true;
 	while (addr < end) {
 		vma = find_vma(mm, addr);
 		if (!vma || vma->vm_start > addr) {
@@ -63,6 +64,8 @@ int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
 		}
 		if (vma->vm_flags & VM_HUGETLB)
 			reg->huge_backed = true;
+		else
+			reg->all_hugetlb = false;
 		addr = vma->vm_end;
 	}
 	mmap_read_unlock(mm);

@@ -271,19 +271,66 @@ static inline void kvt_check_unchanged(struct kvreg *kv,
 }
 
 /* Both counts grew by exactly @pages since @before. */
-static inline void kvt_check_pinned(struct kvreg *kv,
-				    const struct kvt_snap *before,
-				    uint64_t pages, const char *when)
+/*
+ * kvreg counts pinned memory in base pages; the kernel counts pins, and
+ * kvreg pins hugetlb memory once per huge page: @kernel_pins differs
+ * from @pages there (kvt_expected_pins()).
+ */
+static inline void kvt_check_pins(struct kvreg *kv,
+				  const struct kvt_snap *before,
+				  uint64_t pages, uint64_t kernel_pins,
+				  const char *when)
 {
 	struct kvt_snap now = kvt_snap(kv);
 
 	CHECK(now.st.pinned_pages - before->st.pinned_pages == pages &&
-	      now.kernel_pins - before->kernel_pins == (int64_t)pages,
-	      "%s: want %llu pages pinned: kvreg says %llu, kernel says %lld",
-	      when, (unsigned long long)pages,
+	      now.kernel_pins - before->kernel_pins == (int64_t)kernel_pins,
+	      "%s: want %llu pages pinned by %llu pins: kvreg says %llu "
+	      "pages, kernel says %lld pins", when, (unsigned long long)pages,
+	      (unsigned long long)kernel_pins,
 	      (unsigned long long)(now.st.pinned_pages -
 				   before->st.pinned_pages),
 	      (long long)(now.kernel_pins - before->kernel_pins));
+}
+
+static inline void kvt_check_pinned(struct kvreg *kv,
+				    const struct kvt_snap *before,
+				    uint64_t pages, const char *when)
+{
+	kvt_check_pins(kv, before, pages, pages, when);
+}
+
+/* Whether [p, p + 1) lies in a hugetlb mapping of 2 MiB pages. */
+static inline bool kvt_is_hugetlb(const void *p)
+{
+	uintptr_t addr = (uintptr_t)p, lo, hi;
+	unsigned long kb;
+	int in_range = 0;
+	bool huge = false;
+	char line[256];
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in_range = lo <= addr && addr < hi;
+		else if (in_range &&
+			 sscanf(line, "KernelPageSize: %lu kB", &kb) == 1)
+			huge = kb == 2048;
+	}
+	fclose(f);
+	return huge;
+}
+
+/* The pins kvreg takes for [p, p + len): per huge page on hugetlb. */
+static inline uint64_t kvt_expected_pins(const void *p, uint64_t len)
+{
+	uintptr_t lo = (uintptr_t)p, hi = lo + len;
+
+	if (kvt_is_hugetlb(p))
+		return ((hi + SZ_2M - 1) / SZ_2M) - lo / SZ_2M;
+	return ((hi + SZ_4K - 1) / SZ_4K) - lo / SZ_4K;
 }
 
 /* A shell command the test needs to succeed (rdma, ip). */

@@ -138,7 +138,8 @@ static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
 	printf("registered 2 x %llu bytes on device %u: %u MR(s) each, "
 	       "page shift %u\n", (unsigned long long)len, dev, n,
 	       kvreg_mr_keys(ma, &i)[0].page_shift);
-	kvt_check_pinned(kv, &before, pages, "after REGISTER");
+	kvt_check_pins(kv, &before, pages, kvt_expected_pins(a, len) +
+		       kvt_expected_pins(b, len), "after REGISTER");
 
 	/* The whole buffer, local a -> remote b. */
 	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, len);
