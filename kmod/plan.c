@@ -33,6 +33,11 @@ u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
 	}
 	if (bounds)
 		shift = min_t(unsigned int, shift, __ffs64(bounds));
+	/* No page larger than the buffer: it would not make fewer pages. */
+	if (reg->length)
+		shift = min_t(unsigned int, shift,
+			      max_t(unsigned int, PAGE_SHIFT,
+				    fls64(reg->length - 1)));
 	sizes = kdev->page_size_cap & GENMASK_ULL(shift, PAGE_SHIFT);
 	return sizes ? fls64(sizes) - 1 : PAGE_SHIFT;
 }
