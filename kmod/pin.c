@@ -202,65 +202,111 @@ static unsigned long kvreg_folio_tail(struct page *page)
 	       PAGE_SHIFT;
 }
 
+/* hugetlb chunks: 32 MiB of address space, 16 huge pages of 2 MiB. */
+#define KVREG_FOLIO_CHUNK	(KVREG_PIN_CHUNK << PAGE_SHIFT)
+/* Pins one chunk may take: its whole huge pages plus a head and a tail. */
+#define KVREG_FOLIO_CHUNK_PINS	((KVREG_FOLIO_CHUNK >> PMD_SHIFT) + 2)
+
+struct kvreg_folio_job {
+	unsigned long start, end;	/* page-aligned range */
+	unsigned long base;		/* start, down to a chunk boundary */
+	unsigned int gup_flags;
+	struct page **pins;		/* KVREG_FOLIO_CHUNK_PINS per chunk */
+	u32 *bytes;			/* what each pin covers */
+	unsigned int *nr_pins;		/* per chunk */
+	unsigned long bad_addr;
+};
+
+/* Pin the huge pages under one chunk of the range, once each. */
+static int kvreg_pin_folio_chunk(void *ctx, unsigned int chunk)
+{
+	struct kvreg_folio_job *job = ctx;
+	unsigned long va = max(job->start,
+			       job->base + chunk * KVREG_FOLIO_CHUNK);
+	unsigned long end = min(job->end,
+				job->base + (chunk + 1) * KVREG_FOLIO_CHUNK);
+	unsigned long slot = (unsigned long)chunk * KVREG_FOLIO_CHUNK_PINS;
+	unsigned int *n = &job->nr_pins[chunk];
+	int ret;
+
+	while (va < end) {
+		struct page **page = &job->pins[slot + *n];
+
+		if (*n == KVREG_FOLIO_CHUNK_PINS)
+			return -EAGAIN;		/* huge pages under 2 MiB */
+		ret = pin_user_pages_fast(va, 1, job->gup_flags, page);
+		if (ret != 1) {
+			WRITE_ONCE(job->bad_addr, va);
+			return ret ? ret : -EFAULT;
+		}
+		job->bytes[slot + *n] = min(kvreg_folio_tail(*page), end - va);
+		va += job->bytes[slot + (*n)++];
+		/* No longer hugetlb since it was checked: pin page by page. */
+		if (!folio_test_hugetlb(page_folio(*page)))
+			return -EAGAIN;
+	}
+	return 0;
+}
+
 /*
  * hugetlb: a huge page is mapped whole or not at all, so one pin of the
  * page at an address holds the folio from there to its end. Pin once per
- * folio instead of once per 4 KiB page, and build the scatter table
- * straight from the folios: the cost follows folios, not pages. Returns
- * -EAGAIN, having pinned nothing, when the memory is no longer hugetlb
- * (it changed since kvreg_check_memory() looked): pin page by page then.
+ * folio instead of once per 4 KiB page, in chunks on several CPUs (a huge
+ * page never touched is zeroed as it is pinned), and build the scatter
+ * table straight from the folios: the cost follows folios, not pages.
+ * Returns -EAGAIN, having pinned nothing, when the memory is no longer
+ * hugetlb (it changed since kvreg_check_memory() looked).
  */
 static int kvreg_pin_hugetlb(struct kvreg_reg *reg, unsigned int max_segment,
 			     struct kvreg_error *err)
 {
-	unsigned long va = reg->addr & PAGE_MASK;
-	unsigned long end = va + (reg->nr_pages << PAGE_SHIFT);
-	/* Huge pages are 2 MiB or more: whole ones, plus a head and tail. */
-	unsigned long max_pins =
-		(reg->nr_pages >> (PMD_SHIFT - PAGE_SHIFT)) + 2;
-	unsigned int gup_flags = FOLL_LONGTERM |
-				 (reg->writable ? FOLL_WRITE : 0);
+	struct kvreg_folio_job job = {
+		.start = reg->addr & PAGE_MASK,
+		.gup_flags = FOLL_LONGTERM | (reg->writable ? FOLL_WRITE : 0),
+	};
 	struct kvreg_sg_builder count = { .max_seg = max_segment };
 	struct kvreg_sg_builder fill = { .max_seg = max_segment };
-	unsigned long n = 0, i;
-	struct page **pins;
+	unsigned long slots, i, n = 0;
+	unsigned int nr_chunks, c;
 	int ret;
 	u64 t0;
 
-	pins = kvmalloc_array(max_pins, sizeof(*pins), GFP_KERNEL);
-	if (!pins) {
+	job.end = job.start + (reg->nr_pages << PAGE_SHIFT);
+	job.base = ALIGN_DOWN(job.start, KVREG_FOLIO_CHUNK);
+	nr_chunks = (ALIGN(job.end, KVREG_FOLIO_CHUNK) - job.base) /
+		    KVREG_FOLIO_CHUNK;
+	slots = (unsigned long)nr_chunks * KVREG_FOLIO_CHUNK_PINS;
+	job.pins = kvmalloc_array(slots, sizeof(*job.pins), GFP_KERNEL);
+	job.bytes = kvmalloc_array(slots, sizeof(*job.bytes), GFP_KERNEL);
+	job.nr_pins = kvcalloc(nr_chunks, sizeof(*job.nr_pins), GFP_KERNEL);
+	if (!job.pins || !job.bytes || !job.nr_pins) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out_free;
 	}
-	while (va < end) {
-		struct folio *folio;
+	ret = kvreg_parallel(nr_chunks, kvreg_pin_folio_chunk, &job,
+			     current->mm);
+	/* The chunks' pins, in address order, at the front of the array. */
+	for (c = 0; c < nr_chunks; c++) {
+		unsigned long slot = (unsigned long)c * KVREG_FOLIO_CHUNK_PINS;
 
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			goto err_unpin;
-		}
-		ret = pin_user_pages_fast(va, 1, gup_flags, &pins[n]);
-		if (ret != 1) {
-			ret = kvreg_pin_error(ret ? ret : -EFAULT, va, err);
-			goto err_unpin;
-		}
-		folio = page_folio(pins[n++]);
-		if (!folio_test_hugetlb(folio) || n == max_pins) {
-			ret = -EAGAIN;
-			goto err_unpin;
-		}
-		va += min(kvreg_folio_tail(pins[n - 1]), end - va);
+		memmove(&job.pins[n], &job.pins[slot],
+			job.nr_pins[c] * sizeof(*job.pins));
+		memmove(&job.bytes[n], &job.bytes[slot],
+			job.nr_pins[c] * sizeof(*job.bytes));
+		n += job.nr_pins[c];
+	}
+	if (ret) {
+		if (ret != -EAGAIN)
+			kvreg_pin_error(ret, job.bad_addr, err);
+		goto err_unpin;
 	}
 
 	t0 = kvreg_stage_begin();
 	/* Count the entries, then fill a table of that many. */
-	for (i = 0, va = reg->addr & PAGE_MASK; i < n; i++) {
-		unsigned long bytes = min(kvreg_folio_tail(pins[i]), end - va);
-
-		kvreg_sg_add(&count, pins[i], bytes);
-		va += bytes;
-	}
+	for (i = 0; i < n; i++)
+		kvreg_sg_add(&count, job.pins[i], job.bytes[i]);
 	ret = sg_alloc_table(&reg->pinned.sgt, count.nents, GFP_KERNEL);
 	if (ret) {
 		kvreg_stage_end(KVREG_STAGE_SG_BUILD, t0);
@@ -271,21 +317,21 @@ static int kvreg_pin_hugetlb(struct kvreg_reg *reg, unsigned int max_segment,
 	/* sg_free_append_table() frees by total_nents. */
 	reg->pinned.total_nents = count.nents;
 	fill.sg = reg->pinned.sgt.sgl;
-	for (i = 0, va = reg->addr & PAGE_MASK; i < n; i++) {
-		unsigned long bytes = min(kvreg_folio_tail(pins[i]), end - va);
-
-		kvreg_sg_add(&fill, pins[i], bytes);
-		va += bytes;
-	}
+	for (i = 0; i < n; i++)
+		kvreg_sg_add(&fill, job.pins[i], job.bytes[i]);
 	WARN_ON_ONCE(fill.nents != count.nents);
 	kvreg_stage_end(KVREG_STAGE_SG_BUILD, t0);
-	reg->folio_pins = pins;
+	reg->folio_pins = job.pins;
 	reg->nr_folio_pins = n;
-	return 0;
+	job.pins = NULL;
+	goto out_free;
 
 err_unpin:
-	unpin_user_pages(pins, n);
-	kvfree(pins);
+	unpin_user_pages(job.pins, n);
+out_free:
+	kvfree(job.nr_pins);
+	kvfree(job.bytes);
+	kvfree(job.pins);
 	return ret;
 }
 
