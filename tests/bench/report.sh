@@ -89,9 +89,9 @@ for b in 4KiB hugetlb THP; do
 	done
 done
 {
-	echo 'set terminal pngcairo size 1800,1200 font ",10"'
+	echo 'set terminal pngcairo size 1800,1200 font ",10" noenhanced'
 	echo "set output '$OUT/bench.png'"
-	echo 'set multiplot layout 3,4 title "kvreg vs ibv\_reg\_mr: time (ms) against size (MiB), medians, one guest run"'
+	echo 'set multiplot layout 3,4 title "kvreg vs ibv_reg_mr: time (ms) against size (MiB), medians, one guest run"'
 	echo 'set logscale xy; set key left top; set grid'
 	for b in 4KiB hugetlb THP; do
 		for d in 1 4; do
