@@ -222,7 +222,6 @@ static int kvreg_post_reg_wrs(struct kvreg_reg_dev *rd, int ib_access,
 static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
 {
 	struct kvreg_dev *kdev = rd->dev;
-
 	u64 t0;
 
 	if (!rd->mapped)

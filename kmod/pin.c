@@ -26,8 +26,25 @@ struct kvreg_pin_window {
 	unsigned int gup_flags;
 	struct page **pages;
 	unsigned long *pinned;		/* per chunk, what it pinned */
-	unsigned long bad_addr;		/* where a failed chunk stopped */
+	unsigned long bad_addr;		/* lowest address a chunk failed at */
 };
+
+/*
+ * Chunks fail in any order: keep the lowest address, so the error names
+ * the first bad page of the buffer, as a pin on one CPU would.
+ */
+static void kvreg_note_bad_addr(unsigned long *slot, unsigned long addr)
+{
+	unsigned long old = READ_ONCE(*slot);
+
+	while (addr < old) {
+		unsigned long seen = cmpxchg(slot, old, addr);
+
+		if (seen == old)
+			break;
+		old = seen;
+	}
+}
 
 static int kvreg_pin_chunk(void *ctx, unsigned int chunk)
 {
@@ -44,8 +61,8 @@ static int kvreg_pin_chunk(void *ctx, unsigned int chunk)
 					  nr - *done, w->gup_flags,
 					  w->pages + page);
 		if (ret <= 0) {
-			WRITE_ONCE(w->bad_addr,
-				   w->start + (page << PAGE_SHIFT));
+			kvreg_note_bad_addr(&w->bad_addr,
+					    w->start + (page << PAGE_SHIFT));
 			return ret ? ret : -EFAULT;
 		}
 		*done += ret;
@@ -214,7 +231,7 @@ struct kvreg_folio_job {
 	struct page **pins;		/* KVREG_FOLIO_CHUNK_PINS per chunk */
 	u32 *bytes;			/* what each pin covers */
 	unsigned int *nr_pins;		/* per chunk */
-	unsigned long bad_addr;
+	unsigned long bad_addr;		/* as kvreg_pin_window's */
 };
 
 /* Pin the huge pages under one chunk of the range, once each. */
@@ -236,7 +253,7 @@ static int kvreg_pin_folio_chunk(void *ctx, unsigned int chunk)
 			return -EAGAIN;		/* huge pages under 2 MiB */
 		ret = pin_user_pages_fast(va, 1, job->gup_flags, page);
 		if (ret != 1) {
-			WRITE_ONCE(job->bad_addr, va);
+			kvreg_note_bad_addr(&job->bad_addr, va);
 			return ret ? ret : -EFAULT;
 		}
 		job->bytes[slot + *n] = min(kvreg_folio_tail(*page), end - va);
@@ -263,6 +280,7 @@ static int kvreg_pin_hugetlb(struct kvreg_reg *reg, unsigned int max_segment,
 	struct kvreg_folio_job job = {
 		.start = reg->addr & PAGE_MASK,
 		.gup_flags = FOLL_LONGTERM | (reg->writable ? FOLL_WRITE : 0),
+		.bad_addr = ULONG_MAX,
 	};
 	struct kvreg_sg_builder count = { .max_seg = max_segment };
 	struct kvreg_sg_builder fill = { .max_seg = max_segment };
@@ -343,6 +361,7 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	struct kvreg_pin_window w = {
 		.gup_flags = FOLL_LONGTERM |
 			     (reg->writable ? FOLL_WRITE : 0),
+		.bad_addr = ULONG_MAX,
 	};
 	unsigned long done = 0;
 	unsigned int nr_chunks;
