@@ -110,7 +110,7 @@ else
 	record FAIL module/load
 fi
 
-for t in abi zero_length bad_input transfer_4k transfer_hugetlb \
+for t in abi zero_length bad_input transfer_4k transfer_hugetlb transfer_large \
 	 transfer_thp multi_device rollback revoked_keys kill9 budget_mrs \
 	 budget_bytes device_reserve memlock rdma_cgroup memory_kinds \
 	 device_memory overlap foreign mooncake_buffers procs; do
