@@ -18,9 +18,15 @@ int main(void)
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
+	/* Scattered pages: 4 KiB MR pages, 21 MRs in two groups. */
+	a = kvt_map_anon_scattered(len);
+	b = kvt_map_anon_scattered(len);
+	kvt_roundtrip(kv, a, b, len, devs[0].index, 12);
+	munmap(a, len);
+	munmap(b, len);
+	/* Contiguous pages, which may get larger MR pages; not aligned. */
 	a = kvt_map_anon(len);
 	b = kvt_map_anon(len);
-	kvt_roundtrip(kv, a, b, len, devs[0].index, KVT_BASE_PAGES);
 	kvt_roundtrip(kv, a + 5, b + SZ_4K - 3, len - SZ_4K,
 		      devs[0].index, KVT_BASE_PAGES);
 	munmap(a, len);
