@@ -10,8 +10,8 @@
  * time (debugfs kvreg/stages) and "SCALE" lines; report.sh tabulates them.
  */
 #include <infiniband/verbs.h>
-#include <time.h>
 
+#include "kvbench.h"
 #include "kvtest.h"
 
 #define STAGES_PATH	"/sys/kernel/debug/kvreg/stages"
@@ -30,27 +30,6 @@ struct sample {
 	double reg_ms;
 	double dereg_ms;
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* A mapping of @len with the backing asked for; faulted in if @touch. */
 static void *map_buffer(enum backing b, uint64_t len, bool touch,
@@ -91,15 +70,15 @@ static struct sample time_kvreg(struct kvreg *kv, void *buf, uint64_t len,
 	unsigned int nkeys;
 	struct kvreg_mr *mr;
 	struct sample s;
-	double t0 = now_ms();
+	double t0 = kvb_now_ms();
 
 	CHECK_OK(kvreg_register(kv, buf, len, KVREG_ACCESS_ALL, mask, &mr,
 				&err), &err);
-	s.reg_ms = now_ms() - t0;
+	s.reg_ms = kvb_now_ms() - t0;
 	last_page_shift = kvreg_mr_keys(mr, &nkeys)[0].page_shift;
-	t0 = now_ms();
+	t0 = kvb_now_ms();
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
-	s.dereg_ms = now_ms() - t0;
+	s.dereg_ms = kvb_now_ms() - t0;
 	return s;
 }
 
@@ -109,7 +88,7 @@ static struct sample time_verbs(struct peer *peer, unsigned int ndev,
 	struct ibv_mr *mrs[KVREG_MAX_DEVICES];
 	struct sample s;
 	unsigned int i;
-	double t0 = now_ms();
+	double t0 = kvb_now_ms();
 
 	for (i = 0; i < ndev; i++) {
 		mrs[i] = ibv_reg_mr(peer->pds[i], buf, len,
@@ -118,11 +97,11 @@ static struct sample time_verbs(struct peer *peer, unsigned int ndev,
 				    IBV_ACCESS_REMOTE_READ);
 		CHECK(mrs[i], "ibv_reg_mr: %s", strerror(errno));
 	}
-	s.reg_ms = now_ms() - t0;
-	t0 = now_ms();
+	s.reg_ms = kvb_now_ms() - t0;
+	t0 = kvb_now_ms();
 	for (i = 0; i < ndev; i++)
 		CHECK(!ibv_dereg_mr(mrs[i]), "ibv_dereg_mr");
-	s.dereg_ms = now_ms() - t0;
+	s.dereg_ms = kvb_now_ms() - t0;
 	return s;
 }
 
@@ -249,10 +228,10 @@ static void bench_case(struct kvreg *kv, struct peer *peer, uint64_t mask,
 		snprintf(label_1cpu, sizeof(label_1cpu), "%s-1cpu", label);
 		stages_print(label_1cpu, reps);
 	}
-	printf("REG %s %.4f %.4f %.4f %.4f", label, median(kr, reps),
-	       median(kd, reps), median(vr, reps), median(vd, reps));
+	printf("REG %s %.4f %.4f %.4f %.4f", label, kvb_median(kr, reps),
+	       kvb_median(kd, reps), kvb_median(vr, reps), kvb_median(vd, reps));
 	if (one_cpu)
-		printf(" %.4f %.4f", median(sr, reps), median(sd, reps));
+		printf(" %.4f %.4f", kvb_median(sr, reps), kvb_median(sd, reps));
 	printf("\n");
 	fflush(stdout);
 	if (raw)
@@ -285,21 +264,21 @@ static void bench_scale(struct kvreg *kv, uint64_t mask)
 
 	CHECK(buf, "mmap: %s", strerror(errno));
 	for (i = 0; i < SCALE_REGS; i++) {
-		t0 = now_ms();
+		t0 = kvb_now_ms();
 		CHECK_OK(kvreg_register(kv, buf + (uint64_t)i * SZ_4K, SZ_4K,
 					KVREG_ACCESS_ALL, mask, &mrs[i], &err),
 			 &err);
-		t[i] = now_ms() - t0;
+		t[i] = kvb_now_ms() - t0;
 	}
-	t0 = now_ms();
+	t0 = kvb_now_ms();
 	for (i = 0; i < SCALE_REGS; i++)
 		CHECK_OK(kvreg_deregister(kv, mrs[i], &err), &err);
-	dereg = (now_ms() - t0) / SCALE_REGS;
+	dereg = (kvb_now_ms() - t0) / SCALE_REGS;
 	memcpy(first, t, sizeof(first));
 	memcpy(last, t + SCALE_REGS - 500, sizeof(last));
 	printf("SCALE live_regs %d first500_ms %.4f last500_ms %.4f "
-	       "dereg_avg_ms %.4f\n", SCALE_REGS, median(first, 500),
-	       median(last, 500), dereg);
+	       "dereg_avg_ms %.4f\n", SCALE_REGS, kvb_median(first, 500),
+	       kvb_median(last, 500), dereg);
 	munmap(raw, raw_len);
 }
 

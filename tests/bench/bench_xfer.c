@@ -8,28 +8,12 @@
  * latency as the median of single transfers (101, or 21 from 1 MiB up,
  * as guest-bench.sh runs perftest).
  */
-#include <time.h>
-
+#include "kvbench.h"
 #include "kvtest.h"
 
 #define BUF_LEN		(64ULL << 20)
 #define BW_BYTES	(64ULL << 20)
 #define LAT_RUNS	101
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static void run(struct kvreg *kv, uint32_t dev, enum kvreg_transfer_op op,
 		const struct kvreg_mr *a, const struct kvreg_mr *b,
@@ -42,20 +26,20 @@ static void run(struct kvreg *kv, uint32_t dev, enum kvreg_transfer_op op,
 
 	for (i = 0; i < runs; i++) {
 		off = (i * size) % (BUF_LEN - size + 1);
-		t0 = now_us();
+		t0 = kvb_now_us();
 		CHECK_OK(kvreg_transfer(kv, op, dev, a, off, b, off, size,
 					&err), &err);
-		lat[i] = now_us() - t0;
+		lat[i] = kvb_now_us() - t0;
 	}
-	qsort(lat, runs, sizeof(lat[0]), cmp_double);
+	qsort(lat, runs, sizeof(lat[0]), kvb_cmp_double);
 
-	t0 = now_us();
+	t0 = kvb_now_us();
 	for (i = 0; i < n; i++) {
 		off = (i * size) % (BUF_LEN - size + 1);
 		CHECK_OK(kvreg_transfer(kv, op, dev, a, off, b, off, size,
 					&err), &err);
 	}
-	elapsed = now_us() - t0;
+	elapsed = kvb_now_us() - t0;
 	printf("XFER kvreg %s %llu %.3f %.2f\n",
 	       op == KVREG_OP_WRITE ? "write" : "read",
 	       (unsigned long long)size, n * size * 8 / elapsed / 1e3,
