@@ -172,15 +172,26 @@ static int kvreg_pin_error(int ret, unsigned long addr,
 /*
  * Builds a scatter table from runs of pages, merging physically
  * contiguous ones up to max_seg: first with no @sg, to count the entries,
- * then again into a table of that many.
+ * then again into a table of that many. An entry cut by max_seg ends on a
+ * 2 MiB physical boundary: cut anywhere else, a long run of huge pages
+ * registered from an unaligned address would lose its 2 MiB MR pages.
  */
 struct kvreg_sg_builder {
 	struct scatterlist *sg;		/* entry being filled; NULL: count */
 	unsigned long pfn_end;		/* first pfn after that entry */
 	unsigned int len;		/* its length */
+	unsigned int cap;		/* its most */
 	unsigned int max_seg;
 	unsigned int nents;
 };
+
+static unsigned int kvreg_sg_cap(const struct kvreg_sg_builder *b,
+				 unsigned long pfn)
+{
+	if (!IS_ALIGNED(b->max_seg, BIT(KVREG_HUGE_SHIFT)))
+		return b->max_seg;
+	return b->max_seg - (PFN_PHYS(pfn) & (BIT(KVREG_HUGE_SHIFT) - 1));
+}
 
 static void kvreg_sg_add(struct kvreg_sg_builder *b, struct page *page,
 			 unsigned long bytes)
@@ -189,13 +200,14 @@ static void kvreg_sg_add(struct kvreg_sg_builder *b, struct page *page,
 		unsigned long pfn = page_to_pfn(page);
 		unsigned int n;
 
-		if (b->nents && b->len < b->max_seg && pfn == b->pfn_end) {
-			n = min_t(unsigned long, bytes, b->max_seg - b->len);
+		if (b->nents && b->len < b->cap && pfn == b->pfn_end) {
+			n = min_t(unsigned long, bytes, b->cap - b->len);
 			b->len += n;
 			if (b->sg)
 				b->sg->length = b->len;
 		} else {
-			n = min_t(unsigned long, bytes, b->max_seg);
+			b->cap = kvreg_sg_cap(b, pfn);
+			n = min_t(unsigned long, bytes, b->cap);
 			if (b->sg) {
 				if (b->nents)
 					b->sg = sg_next(b->sg);
