@@ -7,7 +7,8 @@
 #   make install    library, headers, pkg-config file and kvregctl
 #   make dkms-install   register the module source with DKMS and build it
 
-VERSION     := 0.1.0
+# The one place the version is kept is dkms.conf, which DKMS reads too.
+VERSION     := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 ABI_MAJOR   := 1
 BUILD       ?= build
 PREFIX      ?= /usr/local

@@ -305,7 +305,6 @@ static const struct file_operations kvreg_fops = {
 	.release = kvreg_release,
 	.unlocked_ioctl = kvreg_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 /*
@@ -361,4 +360,4 @@ module_exit(kvreg_exit);
 MODULE_DESCRIPTION("Register host memory for RDMA through the kernel");
 MODULE_AUTHOR("kvreg developers");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION(KVREG_VERSION);

@@ -15,7 +15,7 @@ out=$2
 src=$out/src
 mkdir -p "$src"
 # Copy only what changed: kbuild then rebuilds only what it must.
-cp -ru kmod include "$src/"
+cp -ru kmod include dkms.conf "$src/"
 if [ -n "$kunit" ]; then
 	cp -ru tests/kunit "$src/"
 	cp -u tests/kunit/Kbuild.kunit "$src/Kbuild"
