@@ -117,6 +117,38 @@ tests/guest/boot.sh "$OUT/guest" sh "$PWD/tests/guest/run-tests.sh" \
 	/kvreg-out/results 2>&1 | tee "$OUT/guest/console.log" || rc=$?
 guest_results "$OUT/guest" guest
 
+# Debian 13: its 6.12 kernel, built for and tested in a cached chroot.
+echo "=== Debian 13 (chroot cached under /var/cache/kvreg)"
+TRIXIE_OK=
+if TRIXIE=$(tests/guest/trixie.sh prepare 2> "$OUT/trixie-build.log"); then
+	read -r TKVER _ <<< "$TRIXIE"
+	if tests/guest/trixie.sh build . "$BUILD/kmod/$TKVER" \
+		>> "$OUT/trixie-build.log" 2>&1; then
+		record PASS "build/trixie-module"
+		TRIXIE_OK=1
+		if grep -E 'warning:' "$OUT/trixie-build.log"; then
+			record FAIL build/trixie-module-w1-clean
+		else
+			record PASS build/trixie-module-w1-clean
+		fi
+	else
+		cat "$OUT/trixie-build.log"
+		record FAIL build/trixie-module
+	fi
+else
+	cat "$OUT/trixie-build.log"
+	record FAIL build/trixie-chroot
+fi
+if [ -n "$TRIXIE_OK" ]; then
+	echo "=== guest: Debian 13 kernel $TKVER with Soft-RoCE"
+	mkdir -p "$OUT/trixie-guest"
+	KVREG_KERNEL=trixie tests/guest/boot.sh "$OUT/trixie-guest" sh \
+		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" \
+		"$PWD/$BUILD/kmod/$TKVER/kvreg.ko" /kvreg-out/results trixie \
+		2>&1 | tee "$OUT/trixie-guest/console.log" || true
+	guest_results "$OUT/trixie-guest" trixie/guest
+fi
+
 if [ -n "$DEBUG_OK" ]; then
 	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
 	rc=0

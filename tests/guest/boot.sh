@@ -5,19 +5,30 @@
 # OUTDIR (host) is writable in the guest at /kvreg-out and receives rc and
 # dmesg.log. Exits with the script's status; 124 when the guest hung.
 # KVREG_KERNEL=debug boots the debug kernel (tests/guest/debug-kernel.sh)
-# instead of Debian's.
+# instead of Debian's; KVREG_KERNEL=trixie boots Debian 13's kernel with
+# the Debian 13 chroot (tests/guest/trixie.sh) as its root, and the
+# working tree mounted at the same path as on the host.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
-if [ "${KVREG_KERNEL:-debian}" = debug ]; then
+ROOT=/
+SRC=
+case ${KVREG_KERNEL:-debian} in
+debug)
 	read -r KVER VMLINUZ _ < <("$HERE/debug-kernel.sh" path)
 	INITRD=$("$HERE/kernel.sh" initrd-builtin)
-	MODDIR=none
-else
-	read -r KVER VMLINUZ INITRD MODDIR < <("$HERE/kernel.sh" prepare)
-fi
+	MODDIR=none ;;
+trixie)
+	read -r KVER VMLINUZ INITRD ROOT < <("$HERE/trixie.sh" prepare)
+	SRC=$(cd "$HERE/../.." && pwd)
+	MODDIR=none ;;
+*)
+	read -r KVER VMLINUZ INITRD MODDIR < <("$HERE/kernel.sh" prepare) ;;
+esac
+SRC_SHARE=()
+[ -n "$SRC" ] && SRC_SHARE=(-virtfs "local,path=$SRC,mount_tag=kvregsrc,security_model=none,readonly=on,multidevs=remap")
 
 {
 	printf 'cd %q\n' "$(pwd)"
@@ -32,9 +43,10 @@ status=0
 timeout --foreground "$TIMEOUT" qemu-system-x86_64 \
 	-machine q35,accel=tcg -cpu max -smp 2 -m "$MEM" \
 	-kernel "$VMLINUZ" -initrd "$INITRD" \
-	-append "console=ttyS0 quiet loglevel=4 log_buf_len=8M panic=-1 oops=panic KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR" \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-append "console=ttyS0 quiet loglevel=4 log_buf_len=8M panic=-1 oops=panic KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR KVREG_SRC=$SRC" \
+	-virtfs local,path="$ROOT",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$OUT",mount_tag=kvregout,security_model=none,multidevs=remap \
+	"${SRC_SHARE[@]}" \
 	-nic none -display none -serial stdio -monitor none -no-reboot \
 	< /dev/null || status=$?
 if [ ! -s "$OUT/rc" ]; then

@@ -22,5 +22,6 @@ echo $? > /kvreg-out/rc
 dmesg > /kvreg-out/dmesg.log 2>&1
 sync
 # With -no-reboot, QEMU exits on reboot; PID 1 must not exit first.
-reboot -f
+# Debian 13's minimal root has no reboot of its own.
+reboot -f 2>/dev/null || busybox reboot -f
 sleep 60

@@ -4,10 +4,11 @@
 # "SKIP name") goes to RESULTS. Like liburing's runner, each test is
 # preceded by a marker in the kernel log, and a test whose slice of the log
 # shows a warning, oops or BUG fails whatever its exit status.
-#   run-tests.sh BUILD_DIR KO RESULTS [debug KUNIT_KO]
+#   run-tests.sh BUILD_DIR KO RESULTS [debug KUNIT_KO | trixie]
 # In debug mode (the debug kernel: KASAN, lockdep, kmemleak, fault
 # injection) it also runs the KUnit suite, fault injection, the fuzzer and
-# a kmemleak scan, and prefixes every result with "debug/".
+# a kmemleak scan, and prefixes every result with "debug/". On Debian 13's
+# kernel the results are prefixed "trixie/".
 BUILD=$1
 KO=$2
 RESULTS=$3
@@ -15,7 +16,7 @@ rm -f "$RESULTS.done"
 MODE=${4:-debian}
 KUNIT_KO=${5:-}
 PREFIX=
-[ "$MODE" = debug ] && PREFIX=debug/
+[ "$MODE" != debian ] && PREFIX=$MODE/
 HERE=$(cd "$(dirname "$0")" && pwd)
 KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
 : > "$RESULTS"
