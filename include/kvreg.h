@@ -24,7 +24,9 @@ enum kvreg_lib_reason {
 	KVREG_REASON_MODULE_NOT_LOADED	= 1000,	/* no /dev/kvreg */
 	KVREG_REASON_ABI_MISMATCH	= 1001,	/* usage: module, request: lib */
 	KVREG_REASON_NOT_OPEN		= 1002,	/* NULL context */
-	KVREG_REASON_DEVICE_ACCESS	= 1003,	/* open(/dev/kvreg) refused */
+	KVREG_REASON_DEVICE_ACCESS	= 1003,	/* open(/dev/kvreg) refused;
+						 * request 1: limit is the
+						 * node's gid, usage its mode */
 	KVREG_REASON_NO_MEMORY		= 1004,	/* malloc in the library */
 };
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -105,7 +106,8 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_NOT_OPEN, "kvreg not open",
 	  "call kvreg_open() first and check its result" },
 	{ KVREG_REASON_DEVICE_ACCESS, "cannot use /dev/kvreg",
-	  "check the permissions of /dev/kvreg (0666 by default)" },
+	  "join the device's group (as root: usermod -aG GROUP USER) and "
+	  "log in again, or ask an administrator" },
 	{ KVREG_REASON_NO_MEMORY, "out of memory in libkvreg",
 	  "free memory in this process" },
 };
@@ -176,6 +178,26 @@ const char *kvreg_hint(uint32_t out_flags)
 		       "pages (hugetlb, or THP with MADV_HUGEPAGE) and align "
 		       "its address and length to 2 MiB to get 2 MiB MR pages";
 	return "";
+}
+
+/* "/dev/kvreg is mode 0660, group kvreg, and this process is not in it" */
+static void kvreg_access_clause(const struct kvreg_error *err, char *buf,
+				size_t size)
+{
+	struct group grp, *found = NULL;
+	char group[64], scratch[1024];
+
+	if (getgrgid_r((gid_t)err->limit, &grp, scratch, sizeof(scratch),
+		       &found) || !found)
+		snprintf(group, sizeof(group), "%llu",
+			 (unsigned long long)err->limit);
+	else
+		snprintf(group, sizeof(group), "%s", found->gr_name);
+	snprintf(buf, size,
+		 ": %s is mode %04llo, group %s, and this process is not in "
+		 "group %s (as root: usermod -aG %s USER)",
+		 KVREG_DEVICE_PATH, (unsigned long long)err->usage, group,
+		 group, group);
 }
 
 /* The numbers that go with a reason, as one clause; "" when none. */
@@ -280,6 +302,10 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 	case KVREG_REASON_DEVICE_EXHAUSTED:
 		snprintf(buf, size, ": driver error %d", err->driver_errno);
 		break;
+	case KVREG_REASON_DEVICE_ACCESS:
+		if (err->request == 1)
+			kvreg_access_clause(err, buf, size);
+		break;
 	case KVREG_REASON_MODULE_NOT_LOADED:
 		snprintf(buf, size, ": %s does not exist", KVREG_DEVICE_PATH);
 		break;
@@ -303,7 +329,7 @@ int kvreg_format_error(const struct kvreg_error *err, int errnum,
 		       char *buf, size_t size)
 {
 	const struct kvreg_reason_text *t;
-	char detail[256], device[48] = "", name[32];
+	char detail[512], device[48] = "", name[32];
 
 	if (!err || err->reason == KVREG_REASON_NONE)
 		return snprintf(buf, size, "%s", errnum ?

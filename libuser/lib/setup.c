@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -16,6 +17,21 @@ int kvreg__check_abi(uint32_t module_abi, struct kvreg_error *err)
 		err->request = KVREG_ABI_VERSION;
 	}
 	return -EPROTO;
+}
+
+/*
+ * Refused by the node's permissions: which group owns it, so the message
+ * can say which group to join (packages install it 0660 root:kvreg).
+ */
+static void kvreg_access_detail(const char *path, struct kvreg_error *err)
+{
+	struct stat st;
+
+	if (!err || stat(path, &st))
+		return;
+	err->limit = st.st_gid;
+	err->usage = st.st_mode & 07777;
+	err->request = 1;
 }
 
 int kvreg_open_path(struct kvreg **kvp, const char *path,
@@ -36,10 +52,14 @@ int kvreg_open_path(struct kvreg **kvp, const char *path,
 	if (kv->fd < 0) {
 		ret = -errno;
 		free(kv);
-		return kvreg__lib_error(err, ret == -ENOENT || ret == -ENXIO ||
-					ret == -ENODEV ?
-					KVREG_REASON_MODULE_NOT_LOADED :
-					KVREG_REASON_DEVICE_ACCESS, ret);
+		if (ret == -ENOENT || ret == -ENXIO || ret == -ENODEV)
+			return kvreg__lib_error(err,
+						KVREG_REASON_MODULE_NOT_LOADED,
+						ret);
+		kvreg__lib_error(err, KVREG_REASON_DEVICE_ACCESS, ret);
+		if (ret == -EACCES || ret == -EPERM)
+			kvreg_access_detail(path, err);
+		return ret;
 	}
 	/* Refuse to go on with a module that speaks another ABI. */
 	ret = kvreg__ioctl(kv, KVREG_IOC_ABI_VERSION, &abi);
