@@ -92,6 +92,16 @@ const struct kvreg_key *kvreg_mr_key_at(const struct kvreg_mr *mr,
 					uint32_t device_index,
 					uint64_t offset);
 
+/*
+ * preflight.c: would registering length bytes on device_mask (0: all) succeed
+ * now? 0 if every limit has room; otherwise the negative errno and the
+ * reason and numbers the registration would fail with. Nothing is pinned
+ * or charged. KVREG_PREFLIGHT_F_HUGETLB counts MRs for 2 MiB pages.
+ */
+#define KVREG_PREFLIGHT_F_HUGETLB	(1U << 0)
+int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
+		    uint32_t flags, struct kvreg_error *err);
+
 /* transfer.c */
 int kvreg_transfer(struct kvreg *kv, enum kvreg_transfer_op op,
 		   uint32_t device_index,

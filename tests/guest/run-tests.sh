@@ -114,7 +114,7 @@ fi
 for t in abi zero_length bad_input transfer_4k transfer_hugetlb transfer_large \
 	 transfer_thp multi_device rollback revoked_keys kill9 budget_mrs \
 	 budget_bytes device_reserve memlock rdma_cgroup memory_kinds \
-	 device_memory overlap foreign mooncake_buffers procs; do
+	 device_memory overlap foreign mooncake_buffers procs preflight; do
 	run_test "integration/$t" "$BUILD/tests/integration/$t"
 done
 run_test integration/check_matches \

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * The start-up pre-flight: would a registration of this size succeed now?
+ * Answered from the module's own counters, in the order the module checks
+ * them, with the reason and numbers the registration would fail with.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+#define KVREG_SZ_2M	(2ULL << 20)
+#define KVREG_SZ_4K	4096ULL
+
+static uint64_t kvreg_sysfs_u64(const char *path)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* MRs one device needs: a full MR leaves its last page to the next. */
+static uint64_t kvreg_mrs_needed(const struct kvreg_device_info *dev,
+				 uint64_t pages)
+{
+	uint64_t per = dev->max_fast_reg_page_list_len > 1 ?
+		       dev->max_fast_reg_page_list_len - 1 : 1;
+
+	return pages <= per + 1 ? 1 : (pages + per - 1) / per;
+}
+
+static int kvreg_preflight_fail(struct kvreg_error *err, uint32_t reason,
+				int errnum, uint32_t device_index,
+				uint64_t limit, uint64_t usage,
+				uint64_t request)
+{
+	kvreg__lib_error(err, reason, errnum);
+	if (err) {
+		err->device_index = device_index;
+		err->limit = limit;
+		err->usage = usage;
+		err->request = request;
+	}
+	return errnum;
+}
+
+static uint64_t kvreg_device_mr_limit(const struct kvreg_device_info *dev,
+				      const struct kvreg_stats *st,
+				      uint64_t cap)
+{
+	return cap ? cap : (uint64_t)dev->max_mr *
+	       (100 - st->device_mr_reserve_percent) / 100;
+}
+
+static bool kvreg_chosen(const struct kvreg_device_info *dev, uint64_t mask)
+{
+	return !mask || (dev->index < 64 && (mask & (1ULL << dev->index)));
+}
+
+/* Pinned bytes: RLIMIT_MEMLOCK, then the process, then the host. */
+static int kvreg_preflight_bytes(const struct kvreg_stats *st,
+				 uint64_t length, struct kvreg_error *err)
+{
+	const uint32_t none = KVREG_NO_DEVICE_INDEX;
+	const uint64_t host_used = st->pinned_pages * KVREG_SZ_4K;
+
+	if (st->memlock_limit == 0)
+		return kvreg_preflight_fail(err, KVREG_REASON_MEMLOCK_ZERO,
+					    -EPERM, none, 0, 0, length);
+	if (st->memlock_limit != KVREG_UNLIMITED &&
+	    st->memlock_used + length > st->memlock_limit)
+		return kvreg_preflight_fail(err,
+					    KVREG_REASON_MEMLOCK_EXCEEDED,
+					    -ENOMEM, none, st->memlock_limit,
+					    st->memlock_used, length);
+	if (st->proc_pinned_bytes + length > st->proc_max_pinned_bytes)
+		return kvreg_preflight_fail(err,
+					    KVREG_REASON_PROC_BYTES_BUDGET,
+					    -EDQUOT, none,
+					    st->proc_max_pinned_bytes,
+					    st->proc_pinned_bytes, length);
+	if (host_used + length > st->host_max_pinned_bytes)
+		return kvreg_preflight_fail(err, KVREG_REASON_HOST_CEILING,
+					    -EDQUOT, none,
+					    st->host_max_pinned_bytes,
+					    host_used, length);
+	return 0;
+}
+
+int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
+		    uint32_t flags, struct kvreg_error *err)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	const uint64_t page = flags & KVREG_PREFLIGHT_F_HUGETLB ?
+			      KVREG_SZ_2M : KVREG_SZ_4K;
+	const uint64_t pages = (length + page - 1) / page;
+	const uint64_t cap = kvreg_sysfs_u64(
+		"/sys/module/kvreg/parameters/max_mrs_per_device");
+	uint64_t need_mrs = 0;
+	struct kvreg_stats st;
+	unsigned int n, i, chosen = 0;
+	int ret;
+
+	kvreg__error_init(err);
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (flags & ~KVREG_PREFLIGHT_F_HUGETLB)
+		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
+					-EINVAL);
+	ret = kvreg_devices(kv, devs, KVREG_MAX_DEVICES, &n, err);
+	if (!ret)
+		ret = kvreg_stats(kv, &st, err);
+	if (ret)
+		return ret;
+	if (n > KVREG_MAX_DEVICES)
+		n = KVREG_MAX_DEVICES;
+	for (i = 0; i < n; i++) {
+		if (!kvreg_chosen(&devs[i], device_mask))
+			continue;
+		chosen++;
+		if (devs[i].port_state != 4 ||
+		    !(devs[i].flags & KVREG_DEVICE_F_READY))
+			return kvreg_preflight_fail(err,
+					KVREG_REASON_DEVICE_NOT_ACTIVE,
+					-ENETDOWN, devs[i].index, 0, 0, 0);
+		need_mrs += kvreg_mrs_needed(&devs[i], pages);
+	}
+	if (!chosen)
+		return kvreg_preflight_fail(err, KVREG_REASON_NO_DEVICE,
+					    -ENODEV, KVREG_NO_DEVICE_INDEX,
+					    0, 0, 0);
+	ret = kvreg_preflight_bytes(&st, length, err);
+	if (ret)
+		return ret;
+	if (st.proc_mrs + need_mrs > st.proc_max_mrs)
+		return kvreg_preflight_fail(err, KVREG_REASON_PROC_MR_BUDGET,
+					    -EDQUOT, KVREG_NO_DEVICE_INDEX,
+					    st.proc_max_mrs, st.proc_mrs,
+					    need_mrs);
+	for (i = 0; i < n; i++) {
+		uint64_t mrs = kvreg_mrs_needed(&devs[i], pages);
+		uint64_t limit = kvreg_device_mr_limit(&devs[i], &st, cap);
+
+		if (kvreg_chosen(&devs[i], device_mask) &&
+		    devs[i].mrs_in_use + mrs > limit)
+			return kvreg_preflight_fail(err,
+					KVREG_REASON_DEVICE_MR_RESERVE,
+					-ENOSPC, devs[i].index, limit,
+					devs[i].mrs_in_use, mrs);
+	}
+	return 0;
+}
