@@ -4,7 +4,9 @@
 #   make            library, kvregctl and the module for $(KVER)
 #   make demo       boot a Debian guest and show kvreg at work
 #   make check      every test; ends with "N passed, N failed, N skipped"
-#   make install    library, headers, pkg-config file and kvregctl
+#   make install    library, headers, pkg-config file, kvregctl, man pages
+#   make install-dist   udev rule (group kvreg, 0660) and modprobe.d example
+#   make deb        the Debian packages, in build/deb
 #   make dkms-install   register the module source with DKMS and build it
 
 # The one place the version is kept is dkms.conf, which DKMS reads too.
@@ -15,7 +17,13 @@ PREFIX      ?= /usr/local
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
+# Where install-dist puts the udev rule and the modprobe.d example.
+UDEVDIR     ?= /lib/udev/rules.d
+MODPROBEDIR ?= /etc/modprobe.d
 DESTDIR     ?=
+# kvregctl finds the library of its build tree; packages clear this.
+TOOL_RPATH  ?= -Wl,-rpath,'$$ORIGIN/../lib'
 
 # The Debian kernel the module is built for and tested in.
 KVER        ?= $(shell tests/guest/kernel.sh kver 2>/dev/null)
@@ -35,22 +43,24 @@ SONAME      := libkvreg.so.$(ABI_MAJOR)
 LIB_OBJS     = $(patsubst libuser/lib/%.c,$(BUILD)/$(1)/lib/%.o,$(LIB_SRCS))
 
 .PHONY: all lib tools module tests check demo bench fuzz install \
-	dkms-install clean deps
+	install-dist dkms-install deb unit-tests clean deps
 all: lib tools module
 
 lib: $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libkvreg.so $(BUILD)/lib/libkvreg.a
 tools: $(BUILD)/bin/kvregctl
 
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment (a distribution's
+# hardening flags) apply to what is shipped: the library and kvregctl.
 $(BUILD)/plain/lib/%.o: libuser/lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
 $(BUILD)/san/lib/%.o: libuser/lib/%.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -c $< -o $@
 
 $(BUILD)/lib/$(SONAME).$(VERSION): $(call LIB_OBJS,plain) libuser/lib/libkvreg.map
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,$(SONAME) \
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
 	  -Wl,--version-script=libuser/lib/libkvreg.map -Wl,-z,defs \
 	  -o $@ $(call LIB_OBJS,plain)
 $(BUILD)/lib/$(SONAME): $(BUILD)/lib/$(SONAME).$(VERSION)
@@ -65,8 +75,8 @@ $(BUILD)/san/libkvreg.a: $(call LIB_OBJS,san)
 
 $(BUILD)/bin/kvregctl: libuser/kvregctl.c $(BUILD)/lib/libkvreg.so
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lkvreg \
-	  -Wl,-rpath,'$$ORIGIN/../lib'
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ \
+	  -L$(BUILD)/lib -lkvreg $(TOOL_RPATH)
 
 # Tests: unit tests run on the host, integration tests and benchmarks in
 # the guest. Each is one program exiting 0 (pass), 1 (fail) or 77 (skip).
@@ -80,7 +90,13 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS)) \
 INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 
-tests: $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS) $(BUILD)/tests/demo
+tests: $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS) $(BUILD)/tests/demo \
+	$(BUILD)/examples/hicache_backend
+
+# The library's host tests, which need no module: what a package build runs.
+unit-tests: $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+	@for t in $^; do $$t > /dev/null; rc=$$?; \
+	  [ $$rc -eq 0 ] || [ $$rc -eq 77 ] || { echo "FAIL $$t"; exit 1; }; done
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
@@ -99,6 +115,11 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Itests/common $< -o $@ $(BUILD)/lib/libkvreg.a \
 	  -libverbs
+# The example as a user builds it, against the library and public header.
+$(BUILD)/examples/%: examples/%.c $(BUILD)/lib/libkvreg.so $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(WARN) -O2 -Iinclude $< -o $@ -L$(BUILD)/lib -lkvreg \
+	  -Wl,-rpath,'$$ORIGIN/../lib'
 $(BUILD)/tests/demo: tests/demo/demo.c $(BUILD)/lib/libkvreg.so $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lkvreg \
@@ -119,6 +140,10 @@ check: deps
 demo: deps
 	tests/demo/demo.sh
 
+# kvreg-dkms, libkvreg1, libkvreg-dev and kvreg-tools, checked by lintian.
+deb:
+	dist/make-deb.sh $(BUILD)/deb
+
 bench: deps
 	tests/bench/bench.sh
 
@@ -137,10 +162,20 @@ install: lib tools
 	# Written here: the paths are those of this install, not of the build.
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    libuser/lib/libkvreg.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkvreg.pc
+	    libuser/lib/kvreg.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/kvreg.pc
 	install -m 0644 include/kvreg.h $(DESTDIR)$(INCLUDEDIR)/kvreg/
 	install -m 0644 include/uapi/kvreg.h $(DESTDIR)$(INCLUDEDIR)/kvreg/uapi/
 	install -m 0755 $(BUILD)/bin/kvregctl $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
+	  $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 man/*.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
+
+install-dist:
+	install -d $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(MODPROBEDIR)
+	install -m 0644 dist/60-kvreg.rules $(DESTDIR)$(UDEVDIR)/
+	install -m 0644 dist/kvreg.conf $(DESTDIR)$(MODPROBEDIR)/
 
 # Copies the module source to /usr/src/kvreg-$(VERSION) and lets DKMS
 # build and install it for every installed kernel with headers.

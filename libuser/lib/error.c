@@ -106,8 +106,7 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_NOT_OPEN, "kvreg not open",
 	  "call kvreg_open() first and check its result" },
 	{ KVREG_REASON_DEVICE_ACCESS, "cannot use /dev/kvreg",
-	  "join the device's group (as root: usermod -aG GROUP USER) and "
-	  "log in again, or ask an administrator" },
+	  "check the owner and mode of /dev/kvreg, or ask an administrator" },
 	{ KVREG_REASON_NO_MEMORY, "out of memory in libkvreg",
 	  "free memory in this process" },
 };
@@ -180,24 +179,30 @@ const char *kvreg_hint(uint32_t out_flags)
 	return "";
 }
 
+/* The name of the group that owns the device node, or its number. */
+static void kvreg_access_group(const struct kvreg_error *err, char *buf,
+			       size_t size)
+{
+	struct group grp, *found = NULL;
+	char scratch[1024];
+
+	if (getgrgid_r((gid_t)err->limit, &grp, scratch, sizeof(scratch),
+		       &found) || !found)
+		snprintf(buf, size, "%llu", (unsigned long long)err->limit);
+	else
+		snprintf(buf, size, "%s", found->gr_name);
+}
+
 /* "/dev/kvreg is mode 0660, group kvreg, and this process is not in it" */
 static void kvreg_access_clause(const struct kvreg_error *err, char *buf,
 				size_t size)
 {
-	struct group grp, *found = NULL;
-	char group[64], scratch[1024];
+	char group[64];
 
-	if (getgrgid_r((gid_t)err->limit, &grp, scratch, sizeof(scratch),
-		       &found) || !found)
-		snprintf(group, sizeof(group), "%llu",
-			 (unsigned long long)err->limit);
-	else
-		snprintf(group, sizeof(group), "%s", found->gr_name);
+	kvreg_access_group(err, group, sizeof(group));
 	snprintf(buf, size,
-		 ": %s is mode %04llo, group %s, and this process is not in "
-		 "group %s (as root: usermod -aG %s USER)",
-		 KVREG_DEVICE_PATH, (unsigned long long)err->usage, group,
-		 group, group);
+		 ": %s is mode %04llo, group %s, and this process is not in it",
+		 KVREG_DEVICE_PATH, (unsigned long long)err->usage, group);
 }
 
 /* The numbers that go with a reason, as one clause; "" when none. */
@@ -329,7 +334,8 @@ int kvreg_format_error(const struct kvreg_error *err, int errnum,
 		       char *buf, size_t size)
 {
 	const struct kvreg_reason_text *t;
-	char detail[512], device[48] = "", name[32];
+	char detail[512], device[48] = "", name[32], fix[256], group[64];
+	const char *what_to_do;
 
 	if (!err || err->reason == KVREG_REASON_NONE)
 		return snprintf(buf, size, "%s", errnum ?
@@ -344,6 +350,16 @@ int kvreg_format_error(const struct kvreg_error *err, int errnum,
 	if (err->device_index != KVREG_NO_DEVICE_INDEX)
 		snprintf(device, sizeof(device), " on device %u",
 			 err->device_index);
+	what_to_do = t->fix;
+	/* Refused by the node's group: say which group to join, and how. */
+	if (err->reason == KVREG_REASON_DEVICE_ACCESS && err->request == 1) {
+		kvreg_access_group(err, group, sizeof(group));
+		snprintf(fix, sizeof(fix),
+			 "add the user to group %s (as root: usermod -aG %s "
+			 "USER) and log in again", group, group);
+		what_to_do = fix;
+	}
 	return snprintf(buf, size, "%s%s%s (%s); %s", t->name, device, detail,
-			kvreg_errno_name(errnum, name, sizeof(name)), t->fix);
+			kvreg_errno_name(errnum, name, sizeof(name)),
+			what_to_do);
 }

@@ -18,6 +18,7 @@ KUNIT_KO=${5:-}
 PREFIX=
 [ "$MODE" != debian ] && PREFIX=$MODE/
 HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
 KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
 : > "$RESULTS"
 
@@ -114,9 +115,18 @@ fi
 for t in abi zero_length bad_input transfer_4k transfer_hugetlb transfer_large \
 	 transfer_thp multi_device rollback revoked_keys kill9 budget_mrs \
 	 budget_bytes device_reserve memlock rdma_cgroup memory_kinds \
-	 device_memory overlap foreign mooncake_buffers procs preflight; do
+	 device_memory overlap foreign mooncake_buffers procs preflight \
+	 rdma_res_mr; do
 	run_test "integration/$t" "$BUILD/tests/integration/$t"
 done
+# The Python binding, and the storage-backend examples in C and Python.
+run_test python/binding env KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
+	PYTHONPATH="$SRC/libuser/python" python3 "$SRC/tests/python/binding.py"
+run_test examples/hicache_backend.c "$BUILD/examples/hicache_backend" 32 64
+run_test examples/hicache_backend.py env \
+	KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
+	PYTHONPATH="$SRC/libuser/python" \
+	python3 "$SRC/examples/hicache_backend.py" 32 16
 run_test integration/check_matches \
 	"$BUILD/tests/integration/check_matches" "$BUILD/bin/kvregctl"
 if [ "$MODE" = debug ]; then
@@ -141,6 +151,13 @@ if rmmod kvreg && kernel_clean module/unload; then
 	record PASS module/unload
 else
 	record FAIL module/unload
+fi
+
+# Installed as users install it: DKMS from the tree, then the Debian
+# packages (a Debian kernel only: the debug kernel has no packaged headers).
+if [ "$MODE" != debug ]; then
+	run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD"
+	run_test packages/debs "$HERE/pkg-debs.sh" "$BUILD/deb" "$SRC"
 fi
 
 # What kvreg allocated and never freed, now that it is gone.

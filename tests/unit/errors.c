@@ -71,6 +71,15 @@ int main(void)
 	e.request = KVREG_ABI_VERSION;
 	expect(&e, -EPROTO, "module speaks ABI 7, library speaks ABI 1");
 
+	/* Refused by the node's group: the group by name, and how to join. */
+	e = rec(KVREG_REASON_DEVICE_ACCESS);
+	e.limit = 0;
+	e.usage = 0660;
+	e.request = 1;
+	expect(&e, -EACCES, "/dev/kvreg is mode 0660, group root, and this "
+	       "process is not in it (EACCES); add the user to group root "
+	       "(as root: usermod -aG root USER) and log in again");
+
 	e = rec(KVREG_REASON_OUT_OF_RANGE);
 	e.limit = 4096;
 	e.request = 5000;

@@ -22,12 +22,12 @@ int main(void)
 }
 C
 export PKG_CONFIG_PATH=$stage/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
-flags=$(pkg-config --cflags --libs libkvreg)
-echo "pkg-config: $flags (version $(pkg-config --modversion libkvreg))"
+flags=$(pkg-config --cflags --libs kvreg)
+echo "pkg-config: $flags (version $(pkg-config --modversion kvreg))"
 cc -std=c11 -Wall -Wextra -Werror "$prog.c" -o "$prog" $flags
 LD_LIBRARY_PATH=$stage/usr/lib "$prog"
 readelf -d "$prog" | grep -q 'NEEDED.*libkvreg.so.1' ||
 	{ echo "not linked against libkvreg.so.1"; exit 1; }
 cc -std=c11 -Wall -Wextra -Werror "$prog.c" -o "$prog-static" \
-	$(pkg-config --cflags libkvreg) "$stage/usr/lib/libkvreg.a"
+	$(pkg-config --cflags kvreg) "$stage/usr/lib/libkvreg.a"
 "$prog-static"

@@ -1,0 +1,389 @@
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+"""kvreg for Python: register host memory for RDMA through /dev/kvreg.
+
+A thin ctypes binding of libkvreg: no compiler needed. Every refusal is
+raised as an exception whose class names the reason (ProcMrBudgetExceeded,
+MemlockExceeded, ModuleNotLoaded, ...), whose attributes carry the numbers
+(limit, usage, request, address, device_index, ...), and whose message is
+libkvreg's sentence: what failed, the numbers, what to do.
+
+    import kvreg
+    with kvreg.open() as kv:
+        kv.preflight(len(pool), hugetlb=True)
+        with kv.register(pool) as mr:          # any writable buffer,
+            ...                                # an (addr, length) pair,
+                                               # or a tensor (data_ptr())
+        kv.transfer(kvreg.OP_WRITE, dev, staging_mr, 0, mr, off, n)
+
+libkvreg.so.1 is found through $KVREG_LIBRARY, else the loader's path.
+"""
+
+import ctypes
+import ctypes.util
+import errno as _errno
+import os
+
+__all__ = ["open", "Kvreg", "Registration", "Key", "Device", "KvregError",
+           "ACCESS_LOCAL_WRITE", "ACCESS_REMOTE_WRITE", "ACCESS_REMOTE_READ",
+           "ACCESS_ALL", "OP_WRITE", "OP_READ", "REG_F_ALLOW_OVERLAP"]
+
+ACCESS_LOCAL_WRITE = 1 << 0
+ACCESS_REMOTE_WRITE = 1 << 1
+ACCESS_REMOTE_READ = 1 << 2
+ACCESS_ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ
+OP_WRITE = 1
+OP_READ = 2
+REG_F_ALLOW_OVERLAP = 1 << 0
+REG_OUT_SPLIT = 1 << 0
+REG_OUT_DUPLICATE = 1 << 1
+REG_OUT_HUGE_HINT = 1 << 2
+PREFLIGHT_F_HUGETLB = 1 << 0
+BUDGET_F_MRS = 1 << 0
+BUDGET_F_BYTES = 1 << 1
+BUDGET_F_DEFAULTS = 1 << 2
+MAX_DEVICES = 64
+NO_DEVICE_INDEX = 0xFFFFFFFF
+UNLIMITED = (1 << 64) - 1
+
+
+class _Error(ctypes.Structure):
+    _fields_ = [("reason", ctypes.c_uint32), ("argument", ctypes.c_uint32),
+                ("device_index", ctypes.c_uint32),
+                ("page_shift", ctypes.c_uint32),
+                ("driver_errno", ctypes.c_int32),
+                ("wc_status", ctypes.c_uint32), ("limit", ctypes.c_uint64),
+                ("usage", ctypes.c_uint64), ("request", ctypes.c_uint64),
+                ("address", ctypes.c_uint64)]
+
+
+class _Key(ctypes.Structure):
+    _fields_ = [("device_index", ctypes.c_uint32),
+                ("page_shift", ctypes.c_uint32), ("lkey", ctypes.c_uint32),
+                ("rkey", ctypes.c_uint32), ("iova", ctypes.c_uint64),
+                ("length", ctypes.c_uint64)]
+
+
+class _DeviceInfo(ctypes.Structure):
+    _fields_ = [("index", ctypes.c_uint32), ("port_state", ctypes.c_uint32),
+                ("name", ctypes.c_char * 64),
+                ("max_mr_size", ctypes.c_uint64),
+                ("page_size_cap", ctypes.c_uint64),
+                ("max_mr", ctypes.c_uint32),
+                ("max_fast_reg_page_list_len", ctypes.c_uint32),
+                ("flags", ctypes.c_uint32), ("reserved", ctypes.c_uint32),
+                ("mrs_in_use", ctypes.c_uint64)]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("flags", ctypes.c_uint32)] + [
+        (name, ctypes.c_uint64) for name in (
+            "pinned_pages", "registrations", "mrs", "host_max_pinned_bytes",
+            "file_pinned_pages", "file_registrations", "file_mrs",
+            "proc_pinned_bytes", "proc_max_pinned_bytes", "proc_mrs",
+            "proc_max_mrs", "memlock_limit", "memlock_used")] + [
+        ("devices", ctypes.c_uint32),
+        ("device_mr_reserve_percent", ctypes.c_uint32)]
+
+
+class KvregError(OSError):
+    """A refusal by kvreg or libkvreg. Subclasses name the reason."""
+
+    reason = None
+
+    def __init__(self, errnum, message, err):
+        super().__init__(errnum, message)
+        self.message = message
+        for name, _ in _Error._fields_:
+            setattr(self, name, getattr(err, name))
+        if self.device_index == NO_DEVICE_INDEX:
+            self.device_index = None
+
+    def __str__(self):
+        return self.message
+
+
+# Reason code -> exception class name; the classes are made below.
+_REASONS = {
+    1: "InvalidArgument", 2: "NoDevice", 3: "DeviceNotActive",
+    4: "DeviceRemoved", 5: "UnmappedAddress", 6: "NoKernelMemory",
+    7: "DeviceRefused", 8: "UnknownHandle", 9: "OutOfRange",
+    10: "AccessDenied", 11: "TransferFailed", 12: "FaultInjected",
+    13: "NotPermitted", 14: "TooLarge", 15: "ProcMrBudgetExceeded",
+    16: "ProcBytesBudgetExceeded", 17: "HostCeilingReached",
+    18: "DeviceMrReserveReached", 19: "MemlockExceeded", 20: "MemlockZero",
+    21: "RdmaCgroupLimit", 22: "DeviceExhausted", 23: "NotHostMemory",
+    24: "FileBacked", 25: "ReadOnly", 26: "Overlap", 27: "ForeignProcess",
+    1000: "ModuleNotLoaded", 1001: "AbiMismatch", 1002: "NotOpen",
+    1003: "DeviceAccess", 1004: "NoMemory",
+}
+_CLASSES = {}
+for _code, _name in _REASONS.items():
+    _cls = type(_name, (KvregError,), {"reason": _code,
+                                      "__doc__": "kvreg reason %d" % _code})
+    globals()[_name] = _cls
+    _CLASSES[_code] = _cls
+    __all__.append(_name)
+
+
+def _load():
+    path = os.environ.get("KVREG_LIBRARY") or \
+        ctypes.util.find_library("kvreg") or "libkvreg.so.1"
+    lib = ctypes.CDLL(path, use_errno=True)
+    p, u32, u64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64
+    perr = ctypes.POINTER(_Error)
+    sigs = {
+        "kvreg_open_path": (ctypes.c_int, [ctypes.POINTER(p), ctypes.c_char_p,
+                                           perr]),
+        "kvreg_open": (ctypes.c_int, [ctypes.POINTER(p), perr]),
+        "kvreg_close": (None, [p]),
+        "kvreg_module_abi_version": (u32, [p]),
+        "kvreg_devices": (ctypes.c_int, [p, ctypes.POINTER(_DeviceInfo),
+                                         ctypes.c_uint,
+                                         ctypes.POINTER(ctypes.c_uint),
+                                         perr]),
+        "kvreg_stats": (ctypes.c_int, [p, ctypes.POINTER(_Stats), perr]),
+        "kvreg_set_budget": (ctypes.c_int, [p, u32, u64, u64, p, perr]),
+        "kvreg_preflight": (ctypes.c_int, [p, u64, u64, u32, perr]),
+        "kvreg_register_flags": (ctypes.c_int, [p, p, u64, u32, u64, u32,
+                                                ctypes.POINTER(p), perr]),
+        "kvreg_deregister": (ctypes.c_int, [p, p, perr]),
+        "kvreg_mr_handle": (u64, [p]),
+        "kvreg_mr_flags": (u32, [p]),
+        "kvreg_mr_refs": (u32, [p]),
+        "kvreg_mr_keys": (ctypes.POINTER(_Key),
+                          [p, ctypes.POINTER(ctypes.c_uint)]),
+        "kvreg_transfer": (ctypes.c_int, [p, ctypes.c_int, u32, p, u64, p,
+                                          u64, u64, perr]),
+        "kvreg_format_error": (ctypes.c_int, [perr, ctypes.c_int,
+                                              ctypes.c_char_p,
+                                              ctypes.c_size_t]),
+        "kvreg_strerror": (ctypes.c_char_p, [u32]),
+        "kvreg_hint": (ctypes.c_char_p, [u32]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    return lib
+
+
+_lib = None
+
+
+def _libkvreg():
+    global _lib
+    if _lib is None:
+        _lib = _load()
+    return _lib
+
+
+def _raise(ret, err):
+    """ret is a negative errno; err the record libkvreg filled."""
+    buf = ctypes.create_string_buffer(1024)
+    _libkvreg().kvreg_format_error(ctypes.byref(err), ret, buf, len(buf))
+    cls = _CLASSES.get(err.reason, KvregError)
+    raise cls(-ret, buf.value.decode(), err)
+
+
+class Key:
+    """One MR of a registration on one device."""
+
+    __slots__ = ("device_index", "page_shift", "lkey", "rkey", "iova",
+                 "length")
+
+    def __init__(self, k):
+        for name in self.__slots__:
+            setattr(self, name, getattr(k, name))
+
+    def __repr__(self):
+        return ("Key(device=%d, lkey=%#x, rkey=%#x, iova=%#x, length=%d, "
+                "page_shift=%d)" % (self.device_index, self.lkey, self.rkey,
+                                    self.iova, self.length, self.page_shift))
+
+
+class Device:
+    """An RDMA device kvreg uses."""
+
+    def __init__(self, d):
+        self.index = d.index
+        self.name = d.name.decode()
+        self.active = d.port_state == 4
+        self.ready = bool(d.flags & 1)
+        self.max_mr = d.max_mr
+        self.max_mr_size = d.max_mr_size
+        self.max_fast_reg_page_list_len = d.max_fast_reg_page_list_len
+        self.mrs_in_use = d.mrs_in_use
+
+    def __repr__(self):
+        return "Device(%d, %r, active=%s)" % (self.index, self.name,
+                                             self.active)
+
+
+def _address_of(buf, length):
+    """(address, length, object to keep alive) of what register() got."""
+    if isinstance(buf, int):
+        if length is None:
+            raise TypeError("an address needs a length")
+        return buf, length, None
+    if hasattr(buf, "data_ptr"):
+        # torch tensors and the like: the memory is theirs, keep them alive.
+        if length is None:
+            if hasattr(buf, "nbytes"):
+                length = buf.nbytes
+            else:
+                length = buf.numel() * buf.element_size()
+        return buf.data_ptr(), length, buf
+    view = memoryview(buf)
+    if not view.contiguous:
+        raise ValueError("register needs contiguous memory")
+    if view.readonly:
+        raise TypeError("register needs a writable buffer; for read-only "
+                        "memory pass its address and length")
+    if view.nbytes == 0:
+        return 0, 0, view
+    c = ctypes.c_char.from_buffer(view.cast("B"))
+    return ctypes.addressof(c), view.nbytes if length is None else length, \
+        (view, c)
+
+
+class Registration:
+    """Pinned memory registered on devices; deregister() or `with`."""
+
+    def __init__(self, kv, mr, keep):
+        self._kv = kv
+        self._mr = mr
+        self._keep = keep
+        lib = _libkvreg()
+        n = ctypes.c_uint()
+        keys = lib.kvreg_mr_keys(mr, ctypes.byref(n))
+        self.handle = lib.kvreg_mr_handle(mr)
+        self.flags = lib.kvreg_mr_flags(mr)
+        self.refs = lib.kvreg_mr_refs(mr)
+        self.keys = [Key(keys[i]) for i in range(n.value)]
+        self.hint = lib.kvreg_hint(self.flags).decode()
+
+    def keys_on(self, device_index):
+        return [k for k in self.keys if k.device_index == device_index]
+
+    def deregister(self):
+        if self._mr is None:
+            return
+        err = _Error()
+        ret = _libkvreg().kvreg_deregister(self._kv._handle(), self._mr,
+                                           ctypes.byref(err))
+        self._mr = None
+        self._keep = None
+        if ret:
+            _raise(ret, err)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deregister()
+
+    def __del__(self):
+        # Dropped without deregister(): the buffer may go back to Python's
+        # allocator, so the device must lose access to it now.
+        if self._mr is not None and self._kv._kv is not None:
+            try:
+                self.deregister()
+            except KvregError:
+                pass
+
+
+class Kvreg:
+    """An open /dev/kvreg. Closing it releases every registration."""
+
+    def __init__(self, path=None):
+        self._kv = None
+        err = _Error()
+        kv = ctypes.c_void_p()
+        lib = _libkvreg()
+        if path is None:
+            ret = lib.kvreg_open(ctypes.byref(kv), ctypes.byref(err))
+        else:
+            ret = lib.kvreg_open_path(ctypes.byref(kv), os.fsencode(path),
+                                      ctypes.byref(err))
+        if ret:
+            _raise(ret, err)
+        self._kv = kv
+        self.abi_version = lib.kvreg_module_abi_version(kv)
+
+    def _handle(self):
+        if self._kv is None:
+            raise NotOpen(_errno.EBADF, "kvreg not open: this Kvreg was "
+                          "closed", _Error(reason=1002,
+                                           device_index=NO_DEVICE_INDEX))
+        return self._kv
+
+    def _call(self, fn, *args):
+        err = _Error()
+        ret = fn(self._handle(), *args, ctypes.byref(err))
+        if ret:
+            _raise(ret, err)
+
+    def devices(self):
+        arr = (_DeviceInfo * MAX_DEVICES)()
+        n = ctypes.c_uint()
+        self._call(_libkvreg().kvreg_devices, arr, MAX_DEVICES,
+                   ctypes.byref(n))
+        return [Device(arr[i]) for i in range(min(n.value, MAX_DEVICES))]
+
+    def stats(self):
+        st = _Stats()
+        self._call(_libkvreg().kvreg_stats, ctypes.byref(st))
+        return {name: getattr(st, name) for name, _ in _Stats._fields_
+                if name not in ("size", "flags")}
+
+    def set_budget(self, max_mrs=None, max_pinned_bytes=None,
+                   defaults=False):
+        flags = (BUDGET_F_MRS if max_mrs is not None else 0) | \
+            (BUDGET_F_BYTES if max_pinned_bytes is not None else 0) | \
+            (BUDGET_F_DEFAULTS if defaults else 0)
+        self._call(_libkvreg().kvreg_set_budget, flags, max_mrs or 0,
+                   max_pinned_bytes or 0, None)
+
+    def preflight(self, length, device_mask=0, hugetlb=False):
+        """Raise what registering length bytes would raise; else return."""
+        self._call(_libkvreg().kvreg_preflight, length, device_mask,
+                   PREFLIGHT_F_HUGETLB if hugetlb else 0)
+
+    def register(self, buf, length=None, access=ACCESS_ALL, device_mask=0,
+                 flags=0):
+        """buf: a writable buffer, an object with data_ptr(), or an address
+        (then length is needed)."""
+        addr, length, keep = _address_of(buf, length)
+        mr = ctypes.c_void_p()
+        self._call(_libkvreg().kvreg_register_flags, addr, length, access,
+                   device_mask, flags, ctypes.byref(mr))
+        return Registration(self, mr, keep)
+
+    def transfer(self, op, device_index, local, local_offset, remote,
+                 remote_offset, length):
+        """RDMA WRITE (local -> remote) or READ between registrations."""
+        self._call(_libkvreg().kvreg_transfer, op, device_index, local._mr,
+                   local_offset, remote._mr, remote_offset, length)
+
+    def close(self):
+        if self._kv is not None:
+            _libkvreg().kvreg_close(self._kv)
+            self._kv = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+def open(path=None):  # noqa: A001 (the module's verb, as os.open)
+    """Open /dev/kvreg ($KVREG_DEVICE, or path) and check the ABI."""
+    return Kvreg(path)
+
+
+def strerror(reason):
+    return _libkvreg().kvreg_strerror(reason).decode()

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+"""The Python binding, in the guest: registers the buffers Python backends
+have (bytearray, mmap, objects with data_ptr(), address and length), moves
+bytes between them over RDMA, and raises every refusal as the exception
+class of its reason, with the numbers and libkvreg's sentence.
+Exit 0 pass, 1 fail, 77 skip."""
+
+import ctypes
+import errno
+import mmap
+import os
+import sys
+
+import kvreg
+
+MiB = 1 << 20
+
+
+def check(cond, what):
+    if not cond:
+        print("FAIL: " + what, file=sys.stderr)
+        sys.exit(1)
+
+
+def expect(exc_class, fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except exc_class as e:
+        print("raised as expected: %s: %s" % (type(e).__name__, e))
+        return e
+    except Exception as e:  # noqa: BLE001 (report what came instead)
+        check(False, "%s raised %s: %s" % (fn.__name__, type(e).__name__, e))
+    check(False, "%s did not raise %s" % (fn.__name__, exc_class.__name__))
+
+
+class FakeTensor:
+    """What torch.Tensor offers: data_ptr(), numel(), element_size()."""
+
+    def __init__(self, nbytes):
+        self.buf = mmap.mmap(-1, nbytes)
+        self.nbytes = nbytes
+
+    def data_ptr(self):
+        return ctypes.addressof(ctypes.c_char.from_buffer(self.buf))
+
+    def numel(self):
+        return self.nbytes // 2
+
+    def element_size(self):
+        return 2
+
+
+def roundtrip(kv, dev, a, b, length):
+    """Write a over b and read b back into a's second half; compare."""
+    data = os.urandom(length)
+    a.view[:length] = data
+    kv.transfer(kvreg.OP_WRITE, dev, a.mr, 0, b.mr, 0, length)
+    check(bytes(b.view[:length]) == data, "RDMA WRITE landed wrong bytes")
+    a.view[length:2 * length] = bytes(length)
+    kv.transfer(kvreg.OP_READ, dev, a.mr, length, b.mr, 0, length)
+    check(bytes(a.view[length:2 * length]) == data,
+          "RDMA READ brought back wrong bytes")
+
+
+class Buf:
+    def __init__(self, mr, view):
+        self.mr = mr
+        self.view = view
+
+
+def main():
+    # Refusals before any device: the class names the reason.
+    e = expect(kvreg.ModuleNotLoaded, kvreg.open, "/nonexistent/kvreg")
+    check(e.errno == errno.ENOENT and e.reason == 1000, "ENOENT, 1000")
+    check(isinstance(e, kvreg.KvregError) and isinstance(e, OSError),
+          "a KvregError and an OSError")
+    check(str(e).startswith(kvreg.strerror(1000)), "the library's sentence")
+    for code, name in kvreg._REASONS.items():
+        cls = getattr(kvreg, name)
+        check(cls.reason == code and issubclass(cls, kvreg.KvregError),
+              "class %s for reason %d" % (name, code))
+
+    with kvreg.open() as kv:
+        devs = kv.devices()
+        if not devs:
+            print("SKIP: no RDMA device")
+            return 77
+        dev = devs[0].index
+        before = kv.stats()
+
+        # bytearray and mmap, by the buffer protocol.
+        n = 3 * MiB + 123
+        ba = bytearray(2 * n)
+        mm = mmap.mmap(-1, 4 * MiB)
+        with kv.register(ba) as mra, kv.register(mm, n) as mrb:
+            keys = mra.keys_on(dev)
+            addr = ctypes.addressof(ctypes.c_char.from_buffer(ba))
+            check(keys[0].iova == addr and
+                  sum(k.length for k in keys) == 2 * n,
+                  "bytearray keys tile the buffer: %r" % keys)
+            check(len(mra.keys) == sum(len(mra.keys_on(d.index))
+                                       for d in devs), "keys per device")
+            roundtrip(kv, dev, Buf(mra, ba), Buf(mrb, mm), n)
+            check(kv.stats()["file_registrations"] ==
+                  before["file_registrations"] + 2, "two registrations")
+
+            # The same range again: the same handle, one more reference.
+            with kv.register(ba) as again:
+                check(again.handle == mra.handle and again.refs == 2 and
+                      again.flags & kvreg.REG_OUT_DUPLICATE, "duplicate")
+
+            # Overlap: refused, with the existing range in the numbers.
+            e = expect(kvreg.Overlap, kv.register, addr + 4096, 4096)
+            check(e.errno == errno.EEXIST and e.address == addr and
+                  e.limit == 2 * n and e.usage == mra.handle,
+                  "overlap numbers: %#x %d %d" % (e.address, e.limit,
+                                                  e.usage))
+
+        # An object with data_ptr() (a tensor), and a bare address.
+        t = FakeTensor(2 * MiB)
+        raw = mmap.mmap(-1, 2 * MiB)
+        raw_addr = ctypes.addressof(ctypes.c_char.from_buffer(raw))
+        with kv.register(t) as mrt, kv.register(raw_addr, MiB) as mrr:
+            check(mrt.keys_on(dev)[0].iova == t.data_ptr() and
+                  sum(k.length for k in mrt.keys_on(dev)) == 2 * MiB,
+                  "tensor registered whole (numel * element_size)")
+            roundtrip(kv, dev, Buf(mrt, t.buf), Buf(mrr, raw), MiB)
+
+        # Read-only memory is refused before the library is called.
+        expect(TypeError, kv.register, b"read-only bytes")
+
+        # Unmapped memory: the first bad address.
+        hole = mmap.mmap(-1, 2 * MiB)
+        hole_addr = ctypes.addressof(ctypes.c_char.from_buffer(hole))
+        hole.close()
+        e = expect(kvreg.UnmappedAddress, kv.register, hole_addr, 2 * MiB)
+        check(e.errno == errno.EFAULT and e.address == hole_addr,
+              "first bad page %#x, want %#x" % (e.address, hole_addr))
+
+        # A budget: the numbers are attributes, the sentence the message.
+        kv.set_budget(max_mrs=1)
+        big = mmap.mmap(-1, 8 * MiB)
+        e = expect(kvreg.ProcMrBudgetExceeded, kv.register, big)
+        check(e.errno == errno.EDQUOT and e.limit == 1 and e.usage == 0 and
+              e.request > 1, "limit %d usage %d request %d" %
+              (e.limit, e.usage, e.request))
+        check("0 of 1 MRs in use" in str(e), "sentence: %s" % e)
+        e = expect(kvreg.ProcMrBudgetExceeded, kv.preflight, 8 * MiB)
+        check(e.limit == 1, "pre-flight says the same")
+        kv.set_budget(defaults=True)
+        kv.preflight(8 * MiB)
+
+        # Nothing left behind.
+        after = kv.stats()
+        check(after["file_registrations"] == before["file_registrations"] and
+              after["file_pinned_pages"] == before["file_pinned_pages"],
+              "registrations left: %r" % after)
+
+    # A closed Kvreg refuses politely.
+    kv.close()
+    expect(kvreg.NotOpen, kv.devices)
+    print("python binding: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
