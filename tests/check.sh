@@ -80,6 +80,8 @@ for t in tests/unit/*.sh; do
 	run "unit/$(basename "$t" .sh)" bash "$t" "$BUILD"
 done
 run dkms/build bash tests/dkms/dkms-build.sh "$KVER"
+# The four packages, which the guests then install; lintian must be clean.
+run deb/build-lintian bash dist/make-deb.sh "$BUILD/deb"
 run static/sparse bash tests/static/sparse.sh "$KVER"
 run static/checkpatch bash tests/static/checkpatch.sh
 
