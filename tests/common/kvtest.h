@@ -117,21 +117,39 @@ static inline void *kvt_map_anon(uint64_t len)
 	return p;
 }
 
+static inline uint64_t kvt_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 /*
- * Base pages that are never physically contiguous in address order: each
- * page of a faulted-in mapping is moved into the result in reverse, so
- * that kvreg must use 4 KiB MR pages (contiguous pages get larger ones).
+ * Base pages that are not physically contiguous in address order, so that
+ * kvreg must use 4 KiB MR pages (contiguous pages get larger ones). Page i
+ * of the result is page i * stride (mod pages) of a faulted-in mapping:
+ * neighbours come from stride pages apart, whichever way the allocator
+ * handed the pages out. A plain reversal is not enough: an allocator
+ * that hands out descending addresses makes it contiguous.
  */
 static inline void *kvt_map_anon_scattered(uint64_t len)
 {
-	uint64_t pages = (len + SZ_4K - 1) / SZ_4K, i;
+	uint64_t pages = (len + SZ_4K - 1) / SZ_4K, stride = 3, i;
 	uint8_t *src = kvt_map_anon(pages * SZ_4K);
 	uint8_t *dst = mmap(NULL, pages * SZ_4K, PROT_NONE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	CHECK(dst != MAP_FAILED, "mmap: %s", strerror(errno));
+	while (stride + 1 < pages && kvt_gcd(stride, pages) != 1)
+		stride++;
+	if (stride + 1 >= pages)
+		stride = pages > 1 ? pages - 1 : 1;
 	for (i = 0; i < pages; i++)
-		CHECK(mremap(src + (pages - 1 - i) * SZ_4K, SZ_4K, SZ_4K,
+		CHECK(mremap(src + ((i * stride) % pages) * SZ_4K, SZ_4K, SZ_4K,
 			     MREMAP_MAYMOVE | MREMAP_FIXED,
 			     dst + i * SZ_4K) != MAP_FAILED,
 		      "mremap: %s", strerror(errno));

@@ -28,6 +28,9 @@ udevd=$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)
 [ -x "$udevd" ] || udevd=/usr/lib/systemd/systemd-udevd
 "$udevd" --daemon
 modprobe kvreg
+# A udevd started moments ago may not have seen the add event yet: replay
+# it, as the package's postinst does for a node that already exists.
+udevadm trigger --action=add --subsystem-match=misc --sysname-match=kvreg
 udevadm settle
 perm=$(stat -c '%a %U:%G' /dev/kvreg)
 echo "/dev/kvreg: $perm"

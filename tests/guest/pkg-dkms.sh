@@ -52,6 +52,7 @@ echo "a registration through DKMS's module moved its bytes"
 step "modprobe -r kvreg; dkms remove"
 modprobe -r kvreg
 dkms remove -m kvreg -v "$VERSION" --all
+rm -rf "/usr/src/kvreg-$VERSION"
 if find "/lib/modules/$KVER" -name 'kvreg.ko*' | grep -q .; then
 	echo "dkms remove left a module behind"
 	exit 1
