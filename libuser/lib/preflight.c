@@ -16,7 +16,7 @@
 static uint64_t kvreg_sysfs_u64(const char *path)
 {
 	unsigned long long v = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return 0;
@@ -51,6 +51,12 @@ static int kvreg_preflight_fail(struct kvreg_error *err, uint32_t reason,
 	return errnum;
 }
 
+/* used + add > limit, without wrapping for a huge add. */
+static bool kvreg_exceeds(uint64_t used, uint64_t add, uint64_t limit)
+{
+	return add > limit || used > limit - add;
+}
+
 static uint64_t kvreg_device_mr_limit(const struct kvreg_device_info *dev,
 				      const struct kvreg_stats *st,
 				      uint64_t cap)
@@ -75,18 +81,19 @@ static int kvreg_preflight_bytes(const struct kvreg_stats *st,
 		return kvreg_preflight_fail(err, KVREG_REASON_MEMLOCK_ZERO,
 					    -EPERM, none, 0, 0, length);
 	if (st->memlock_limit != KVREG_UNLIMITED &&
-	    st->memlock_used + length > st->memlock_limit)
+	    kvreg_exceeds(st->memlock_used, length, st->memlock_limit))
 		return kvreg_preflight_fail(err,
 					    KVREG_REASON_MEMLOCK_EXCEEDED,
 					    -ENOMEM, none, st->memlock_limit,
 					    st->memlock_used, length);
-	if (st->proc_pinned_bytes + length > st->proc_max_pinned_bytes)
+	if (kvreg_exceeds(st->proc_pinned_bytes, length,
+			  st->proc_max_pinned_bytes))
 		return kvreg_preflight_fail(err,
 					    KVREG_REASON_PROC_BYTES_BUDGET,
 					    -EDQUOT, none,
 					    st->proc_max_pinned_bytes,
 					    st->proc_pinned_bytes, length);
-	if (host_used + length > st->host_max_pinned_bytes)
+	if (kvreg_exceeds(host_used, length, st->host_max_pinned_bytes))
 		return kvreg_preflight_fail(err, KVREG_REASON_HOST_CEILING,
 					    -EDQUOT, none,
 					    st->host_max_pinned_bytes,
@@ -100,7 +107,7 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	const uint64_t page = flags & KVREG_PREFLIGHT_F_HUGETLB ?
 			      KVREG_SZ_2M : KVREG_SZ_4K;
-	const uint64_t pages = (length + page - 1) / page;
+	const uint64_t pages = length / page + !!(length % page);
 	const uint64_t cap = kvreg_sysfs_u64(
 		"/sys/module/kvreg/parameters/max_mrs_per_device");
 	uint64_t need_mrs = 0;
@@ -114,6 +121,9 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 	if (flags & ~KVREG_PREFLIGHT_F_HUGETLB)
 		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
 					-EINVAL);
+	/* Registering nothing always succeeds, with no keys. */
+	if (!length)
+		return 0;
 	ret = kvreg_devices(kv, devs, KVREG_MAX_DEVICES, &n, err);
 	if (!ret)
 		ret = kvreg_stats(kv, &st, err);
@@ -139,7 +149,7 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 	ret = kvreg_preflight_bytes(&st, length, err);
 	if (ret)
 		return ret;
-	if (st.proc_mrs + need_mrs > st.proc_max_mrs)
+	if (kvreg_exceeds(st.proc_mrs, need_mrs, st.proc_max_mrs))
 		return kvreg_preflight_fail(err, KVREG_REASON_PROC_MR_BUDGET,
 					    -EDQUOT, KVREG_NO_DEVICE_INDEX,
 					    st.proc_max_mrs, st.proc_mrs,
@@ -149,7 +159,7 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 		uint64_t limit = kvreg_device_mr_limit(&devs[i], &st, cap);
 
 		if (kvreg_chosen(&devs[i], device_mask) &&
-		    devs[i].mrs_in_use + mrs > limit)
+		    kvreg_exceeds(devs[i].mrs_in_use, mrs, limit))
 			return kvreg_preflight_fail(err,
 					KVREG_REASON_DEVICE_MR_RESERVE,
 					-ENOSPC, devs[i].index, limit,

@@ -92,6 +92,7 @@ int main(void)
 			kvt_same_refusal(mine, a, len, mask, ENOMEM,
 					 KVREG_REASON_MEMLOCK_EXCEEDED);
 			kvreg_close(mine);
+			fflush(stdout);
 			_exit(0);
 		}
 		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
