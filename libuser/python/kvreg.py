@@ -239,6 +239,9 @@ def _address_of(buf, length):
     if view.readonly:
         raise TypeError("register needs a writable buffer; for read-only "
                         "memory pass its address and length")
+    if length is not None and length > view.nbytes:
+        raise ValueError("length %d is past the end of a %d-byte buffer" %
+                         (length, view.nbytes))
     if view.nbytes == 0:
         return 0, 0, view
     c = ctypes.c_char.from_buffer(view.cast("B"))

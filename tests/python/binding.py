@@ -127,8 +127,10 @@ def main():
                   "tensor registered whole (numel * element_size)")
             roundtrip(kv, dev, Buf(mrt, t.buf), Buf(mrr, raw), MiB)
 
-        # Read-only memory is refused before the library is called.
+        # Read-only memory, or a length past the buffer, is refused
+        # before the library is called.
         expect(TypeError, kv.register, b"read-only bytes")
+        expect(ValueError, kv.register, bytearray(16), 4096)
 
         # Unmapped memory: the first bad address.
         hole = mmap.mmap(-1, 2 * MiB)
