@@ -51,7 +51,12 @@ int main(void)
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
 	mask = 1ULL << devs[0].index;
-	a = kvt_map_anon(len);
+	/*
+	 * Scattered: the registration needs the MRs the pre-flight counts.
+	 * Contiguous pages would get larger MR pages and fewer MRs, and the
+	 * registration would fit where the worst case does not.
+	 */
+	a = kvt_map_anon_scattered(len);
 	b = kvt_map_anon(len);
 
 	/* Room everywhere: yes, and the registration works. */
