@@ -6,6 +6,9 @@
 #   kernel.sh initrd-builtin
 #                       an initramfs without modules, for a kernel that
 #                       has them built in; prints its path
+#   kernel.sh initrd OUT MODULE_ROOT KVER
+#                       an initramfs with the 9p root's modules of another
+#                       kernel tree (Debian 13's, from tests/guest/trixie.sh)
 set -euo pipefail
 
 CACHE=${KVREG_CACHE:-/var/cache/kvreg}
@@ -21,9 +24,10 @@ kver() {
 }
 
 # make_initrd OUT [MODULE_ROOT KVER]: busybox, our /init, and the modules
-# the 9p root needs (none without a module root).
+# the 9p root needs (none without a module root). Debian 13 ships them
+# xz-compressed; busybox's insmod wants them plain.
 make_initrd() {
-	local out=$1 root=${2:-} kv=${3:-} stage m
+	local out=$1 root=${2:-} kv=${3:-} stage m base
 	stage=$(mktemp -d "$CACHE/stage.XXXXXX")
 	mkdir -p "$stage"/{bin,dev,proc,sys,mods,lower,upper,newroot}
 	cp /bin/busybox "$stage/bin/busybox"
@@ -36,8 +40,13 @@ make_initrd() {
 			modprobe -d "$root" -S "$kv" --show-depends "$m"
 		done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
 			while read -r m; do
-				cp "$m" "$stage/mods/"
-				basename "$m" >> "$stage/mods/order"
+				base=$(basename "$m")
+				case $m in
+				*.xz) base=${base%.xz}
+				      xz -dc "$m" > "$stage/mods/$base" ;;
+				*) cp "$m" "$stage/mods/" ;;
+				esac
+				echo "$base" >> "$stage/mods/order"
 			done
 	fi
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
@@ -80,5 +89,7 @@ case "${1:-}" in
 kver) kver ;;
 prepare) prepare ;;
 initrd-builtin) initrd_builtin ;;
-*) echo "usage: kernel.sh kver|prepare|initrd-builtin" >&2; exit 2 ;;
+initrd) make_initrd "$2" "$3" "$4" ;;
+*) echo "usage: kernel.sh kver|prepare|initrd-builtin|initrd OUT ROOT KVER" >&2
+   exit 2 ;;
 esac

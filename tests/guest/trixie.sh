@@ -67,41 +67,15 @@ kver() {
 	echo "${dep#linux-headers-}"
 }
 
-# The 9p root needs a few modules before switch_root; trixie ships them
-# xz-compressed and busybox's insmod wants them plain.
-make_initrd() {
-	local out=$1 kv=$2 stage m
-	stage=$(mktemp -d "$CACHE/stage.XXXXXX")
-	mkdir -p "$stage"/{bin,dev,proc,sys,mods,lower,upper,newroot}
-	cp /bin/busybox "$stage/bin/busybox"
-	cp "$HERE/initramfs-init" "$stage/init"
-	chmod 0755 "$stage/init"
-	: > "$stage/mods/order"
-	for m in virtio_pci 9pnet_virtio 9p overlay; do
-		modprobe -d "$ROOT" -S "$kv" --show-depends "$m"
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
-		while read -r m; do
-			local base
-			base=$(basename "$m")
-			case $m in
-			*.xz) xz -dc "$m" > "$stage/mods/${base%.xz}"
-			      base=${base%.xz} ;;
-			*) cp "$m" "$stage/mods/" ;;
-			esac
-			echo "$base" >> "$stage/mods/order"
-		done
-	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
-	mv "$out.tmp" "$out"
-	rm -rf "$stage"
-}
-
 prepare() {
 	local kv init_hash initrd
 	[ -e "$ROOT/usr/bin/make" ] || make_chroot >&2
 	kv=$(kver)
-	init_hash=$(cat "$HERE/initramfs-init" "$0" | sha256sum | cut -c1-16)
+	# Keyed by the init script and the scripts that pick the modules.
+	init_hash=$(cat "$HERE/initramfs-init" "$HERE/kernel.sh" "$0" |
+		    sha256sum | cut -c1-16)
 	initrd=$DIR/initrd-$init_hash.cpio.gz
-	[ -e "$initrd" ] || make_initrd "$initrd" "$kv"
+	[ -e "$initrd" ] || "$HERE/kernel.sh" initrd "$initrd" "$ROOT" "$kv"
 	echo "$kv $ROOT/boot/vmlinuz-$kv $initrd $ROOT"
 }
 
