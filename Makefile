@@ -4,6 +4,7 @@
 #   make            library, kvregctl and the module for $(KVER)
 #   make demo       boot a Debian guest and show kvreg at work
 #   make check      every test; ends with "N passed, N failed, N skipped"
+#   make check T=integration/overlap   one test (one guest boot)
 #   make install    library, headers, pkg-config file, kvregctl, man pages
 #   make install-dist   udev rule (group kvreg, 0660) and modprobe.d example
 #   make deb        the Debian packages, in build/deb
@@ -134,8 +135,9 @@ module:
 deps:
 	tests/guest/deps.sh
 
+# T="NAME..." runs only those tests, e.g. T=integration/overlap.
 check: deps
-	tests/check.sh
+	T="$(T)" tests/check.sh
 
 demo: deps
 	tests/demo/demo.sh

@@ -5,6 +5,7 @@
 # preceded by a marker in the kernel log, and a test whose slice of the log
 # shows a warning, oops or BUG fails whatever its exit status.
 #   run-tests.sh BUILD_DIR KO RESULTS [debug KUNIT_KO | trixie]
+# KVREG_ONLY="NAME..." runs only those tests (make check T=NAME).
 # In debug mode (the debug kernel: KASAN, lockdep, kmemleak, fault
 # injection) it also runs the KUnit suite, fault injection, the fuzzer and
 # a kmemleak scan, and prefixes every result with "debug/". On Debian 13's
@@ -25,6 +26,16 @@ KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KA
 record() {
 	echo "$1 $PREFIX$2" >> "$RESULTS"
 	echo "$1 $PREFIX$2"
+}
+
+# wanted NAME: in KVREG_ONLY (space-separated, as make check T= gives
+# them, with or without this run's prefix), or every test when it is empty.
+wanted() {
+	[ -z "${KVREG_ONLY:-}" ] && return 0
+	for w in $KVREG_ONLY; do
+		[ "$w" = "$1" ] || [ "$w" = "$PREFIX$1" ] && return 0
+	done
+	return 1
 }
 
 # kernel_clean NAME: no bad line in the log since NAME's marker. A missing
@@ -67,9 +78,9 @@ run_test() {
 	fi
 }
 
-if [ "$MODE" = debug ]; then
-	# Leaks from before kvreg are not kvreg's.
-	echo clear > /sys/kernel/debug/kmemleak
+# Leaks from before kvreg are not kvreg's.
+[ "$MODE" = debug ] && echo clear > /sys/kernel/debug/kmemleak
+if [ "$MODE" = debug ] && wanted kunit; then
 	if [ -n "$KUNIT_KO" ]; then
 		echo "kvreg-test: begin kunit" > /dev/kmsg
 		if insmod "$KUNIT_KO"; then
@@ -97,9 +108,49 @@ echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
 echo madvise > /sys/kernel/mm/transparent_hugepage/defrag
 "$HERE/rxe-up.sh" 2 || { record FAIL guest/rxe-setup; exit 1; }
 
+# Every program in tests/integration runs, in this order: the ones not
+# named here first, alphabetically; then those that need the debug kernel,
+# change module parameters for others or take devices away, last.
+LATE="check_matches fault_inject fuzz device_not_active races device_removal
+      no_device"
+# test_args NAME: the arguments a test takes, as words.
+test_args() {
+	case $1 in
+	module_not_loaded|check_matches) echo "$BUILD/bin/kvregctl" ;;
+	fuzz) echo "100000 0x6b767265" ;;	# fixed seed: reproducible
+	device_not_active) echo kvdummy0 ;;
+	races|device_removal) echo kvdummy1 ;;
+	no_device) echo "$BUILD/bin/kvregctl kvdummy0 kvdummy1" ;;
+	esac
+}
+# Only on the debug kernel: fault injection and the fuzzer need it.
+debug_only() {
+	case $1 in fault_inject|fuzz) return 0 ;; esac
+	return 1
+}
+
+run_integration() {
+	name=$1
+	wanted "integration/$name" || return 0
+	if debug_only "$name" && [ "$MODE" != debug ]; then
+		return 0
+	fi
+	# shellcheck disable=SC2046
+	run_test "integration/$name" "$BUILD/tests/integration/$name" \
+		$(test_args "$name")
+}
+
+ALL=$(ls "$SRC/tests/integration" | sed -n 's/\.c$//p' | sort)
+EARLY=
+for t in $ALL; do
+	case " $(echo $LATE) module_not_loaded " in
+	*" $t "*) ;;
+	*) EARLY="$EARLY $t" ;;
+	esac
+done
+
 # Before the module exists: what users see when it is not loaded.
-run_test integration/module_not_loaded \
-	"$BUILD/tests/integration/module_not_loaded" "$BUILD/bin/kvregctl"
+run_integration module_not_loaded
 
 echo "kvreg-test: begin module/load" > /dev/kmsg
 if ! insmod "$KO"; then
@@ -112,38 +163,24 @@ else
 	record FAIL module/load
 fi
 
-for t in abi zero_length bad_input transfer_4k transfer_hugetlb transfer_large \
-	 transfer_thp multi_device rollback revoked_keys kill9 budget_mrs \
-	 budget_bytes device_reserve memlock rdma_cgroup memory_kinds \
-	 device_memory overlap foreign mooncake_buffers procs preflight \
-	 rdma_res_mr; do
-	run_test "integration/$t" "$BUILD/tests/integration/$t"
+for t in $EARLY; do
+	run_integration "$t"
 done
 # The Python binding, and the storage-backend examples in C and Python.
+wanted python/binding &&
 run_test python/binding env KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
 	PYTHONPATH="$SRC/libuser/python" python3 "$SRC/tests/python/binding.py"
+wanted examples/hicache_backend.c &&
 run_test examples/hicache_backend.c "$BUILD/examples/hicache_backend" 32 64
+wanted examples/hicache_backend.py &&
 run_test examples/hicache_backend.py env \
 	KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
 	PYTHONPATH="$SRC/libuser/python" \
 	python3 "$SRC/examples/hicache_backend.py" 32 16
-run_test integration/check_matches \
-	"$BUILD/tests/integration/check_matches" "$BUILD/bin/kvregctl"
-if [ "$MODE" = debug ]; then
-	run_test integration/fault_inject \
-		"$BUILD/tests/integration/fault_inject"
-	# A fixed seed: make check is reproducible; make fuzz explores.
-	run_test integration/fuzz "$BUILD/tests/integration/fuzz" \
-		100000 0x6b767265
-fi
-run_test integration/device_not_active \
-	"$BUILD/tests/integration/device_not_active" kvdummy0
 # Last: these remove devices and add them back.
-run_test integration/races "$BUILD/tests/integration/races" kvdummy1
-run_test integration/device_removal \
-	"$BUILD/tests/integration/device_removal" kvdummy1
-run_test integration/no_device "$BUILD/tests/integration/no_device" \
-	"$BUILD/bin/kvregctl" kvdummy0 kvdummy1
+for t in $LATE; do
+	run_integration "$t"
+done
 
 # Every registration is gone by now: the module must unload cleanly.
 echo "kvreg-test: begin module/unload" > /dev/kmsg
@@ -156,8 +193,10 @@ fi
 # Installed as users install it: DKMS from the tree, then the Debian
 # packages (a Debian kernel only: the debug kernel has no packaged headers).
 if [ "$MODE" != debug ]; then
-	run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD"
-	run_test packages/debs "$HERE/pkg-debs.sh" "$BUILD/deb" "$SRC"
+	wanted packages/dkms &&
+		run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD"
+	wanted packages/debs &&
+		run_test packages/debs "$HERE/pkg-debs.sh" "$BUILD/deb" "$SRC"
 fi
 
 # What kvreg allocated and never freed, now that it is gone.
