@@ -126,6 +126,13 @@ struct kvreg_mr_group {
  * A registration's presence on one device. The owner changes it under
  * teardown_rwsem read (no other user can see a registration it is
  * setting up or tearing down); device removal under teardown_rwsem write.
+ *
+ * A reader of a published registration (QUERY, REGISTER's keys, TRANSFER)
+ * holds kvreg_file.lock, which keeps the registration, and then:
+ *  - to dereference @mrs or @sgt: dev->teardown_rwsem for read, and sees
+ *    @live (and !dev->dead) under it; removal frees both under write;
+ *  - for @live, @nr_mrs and @page_shift as numbers to report: nothing
+ *    (READ_ONCE); once published they only fall to false and 0.
  */
 struct kvreg_reg_dev {
 	struct kvreg_dev *dev;		/* holds a reference */
@@ -182,7 +189,6 @@ struct kvreg_file {
 };
 
 /* Host-wide counters, readable through KVREG_IOC_STATS. */
-extern atomic64_t kvreg_pinned_pages;
 extern atomic64_t kvreg_nr_regs;
 extern atomic64_t kvreg_nr_mrs;
 extern u64 kvreg_inject_fail_mask;
@@ -206,6 +212,7 @@ int kvreg_acct_charge_mrs(struct kvreg_reg *reg, struct kvreg_error *err);
 void kvreg_acct_uncharge_mrs(struct kvreg_reg_dev *rd);
 int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b);
 void kvreg_acct_stats(struct kvreg_mm *km, struct kvreg_stats *st);
+u64 kvreg_acct_host_pinned_bytes(void);
 int kvreg_acct_procs(struct kvreg_procs *arg);
 u64 kvreg_device_mr_limit(struct kvreg_dev *kdev);
 

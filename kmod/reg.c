@@ -79,6 +79,17 @@ static u32 kvreg_out_flags(struct kvreg_reg *reg)
 	return flags;
 }
 
+static int kvreg_keys_error(struct kvreg_error *err, int ret)
+{
+	if (ret == -ENOMEM) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return ret;
+	}
+	kvreg_bad_arg(err, KVREG_ARG_KEYS);
+	return -EFAULT;
+}
+
 /* Caller holds kf->lock: hand out @reg's keys, taking a reference if @dup. */
 static int kvreg_register_out(struct kvreg_file *kf, struct kvreg_reg *reg,
 			      struct kvreg_register *arg, bool dup)
@@ -88,10 +99,8 @@ static int kvreg_register_out(struct kvreg_file *kf, struct kvreg_reg *reg,
 	lockdep_assert_held(&kf->lock);
 	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
 				arg->key_size);
-	if (nkeys < 0) {
-		kvreg_bad_arg(&arg->error, KVREG_ARG_KEYS);
-		return -EFAULT;
-	}
+	if (nkeys < 0)
+		return kvreg_keys_error(&arg->error, nkeys);
 	if (dup)
 		reg->refs++;
 	arg->handle = reg->handle;
@@ -102,40 +111,72 @@ static int kvreg_register_out(struct kvreg_file *kf, struct kvreg_reg *reg,
 	return 0;
 }
 
-int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
-		    u32 key_size)
+/*
+ * Snapshot the keys of @rd's MRs into @keys[*n..@room), counting them all
+ * in *@n. Device removal frees the MR array under teardown_rwsem write:
+ * it is read under teardown_rwsem read, and only while @rd is live.
+ */
+static void kvreg_snap_keys(struct kvreg_reg_dev *rd, struct kvreg_key *keys,
+			    u32 room, u32 *n)
 {
-	char __user *dst = u64_to_user_ptr(uptr);
-	u32 i, m, n = 0;
+	struct kvreg_dev *kdev = rd->dev;
+	u32 m;
 
-	for (i = 0; i < reg->nr_devs; i++) {
-		struct kvreg_reg_dev *rd = &reg->devs[i];
-
-		if (!READ_ONCE(rd->live))
-			continue;
-		for (m = 0; m < rd->nr_mrs; m++, n++) {
+	down_read(&kdev->teardown_rwsem);
+	if (!kdev->dead && rd->live) {
+		for (m = 0; m < rd->nr_mrs; m++, (*n)++) {
 			struct ib_mr *mr = rd->mrs[m];
-			struct kvreg_key key = {
-				.device_index = rd->dev->index,
+
+			if (*n >= room)
+				continue;
+			keys[*n] = (struct kvreg_key) {
+				.device_index = kdev->index,
 				.page_shift = rd->page_shift,
 				.lkey = mr->lkey,
 				.rkey = mr->rkey,
 				.iova = mr->iova,
 				.length = mr->length,
 			};
-
-			if (n >= capacity)
-				continue;
-			if (copy_to_user(dst + (size_t)n * key_size, &key,
-					 sizeof(key)))
-				return -EFAULT;
-			if (key_size > sizeof(key) &&
-			    clear_user(dst + (size_t)n * key_size + sizeof(key),
-				       key_size - sizeof(key)))
-				return -EFAULT;
 		}
 	}
-	return n;
+	up_read(&kdev->teardown_rwsem);
+}
+
+/*
+ * Caller holds kf->lock, so @reg stays. The keys are copied to the user
+ * without teardown_rwsem held: a fault there (or userfaultfd) must not
+ * hold up device removal.
+ */
+int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
+		    u32 key_size)
+{
+	char __user *dst = u64_to_user_ptr(uptr);
+	struct kvreg_key *keys = NULL;
+	u32 i, n = 0, room = 0;
+	int ret = 0;
+
+	/* Arrays only shrink once published: this bounds what is copied. */
+	for (i = 0; i < reg->nr_devs; i++)
+		room += READ_ONCE(reg->devs[i].nr_mrs);
+	room = min(room, capacity);
+	if (room) {
+		keys = kvmalloc_array(room, sizeof(*keys), GFP_KERNEL);
+		if (!keys)
+			return -ENOMEM;
+	}
+	for (i = 0; i < reg->nr_devs; i++)
+		kvreg_snap_keys(&reg->devs[i], keys, room, &n);
+	for (i = 0; i < min(n, room) && !ret; i++) {
+		char __user *slot = dst + (size_t)i * key_size;
+
+		if (copy_to_user(slot, &keys[i], sizeof(*keys)) ||
+		    (key_size > sizeof(*keys) &&
+		     clear_user(slot + sizeof(*keys),
+				key_size - sizeof(*keys))))
+			ret = -EFAULT;
+	}
+	kvfree(keys);
+	return ret ?: n;
 }
 
 int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
@@ -352,8 +393,7 @@ int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg)
 	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
 				arg->key_size);
 	if (nkeys < 0) {
-		kvreg_bad_arg(err, KVREG_ARG_KEYS);
-		ret = -EFAULT;
+		ret = kvreg_keys_error(err, nkeys);
 		goto out;
 	}
 	arg->nkeys = nkeys;
@@ -374,7 +414,7 @@ void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st)
 		st->file_pinned_pages += reg->nr_pages;
 		for (i = 0; i < reg->nr_devs; i++)
 			if (READ_ONCE(reg->devs[i].live))
-				st->file_mrs += reg->devs[i].nr_mrs;
+				st->file_mrs += READ_ONCE(reg->devs[i].nr_mrs);
 	}
 	mutex_unlock(&kf->lock);
 	kvreg_acct_stats(kf->km, st);

@@ -2,8 +2,8 @@
 /*
  * Races and lifetimes: threads sharing one file; munmap, mprotect and
  * mremap against registration; fork with live registrations; kill -9 in
- * the middle of a large registration; device removal during transfers;
- * rmmod while in use. After each: no kernel report (the runner checks),
+ * the middle of a large registration; device removal during transfers,
+ * and during QUERY and REGISTER; rmmod while in use. After each: no kernel report (the runner checks),
  * nothing left pinned or charged.
  *   races NETDEV_OF_THE_SECOND_DEVICE
  */
@@ -328,6 +328,88 @@ static void remove_during_transfers(const char *netdev)
 	       r.ok, r.gone);
 }
 
+/*
+ * QUERY and REGISTER hand out keys by walking each device's MR array,
+ * which device removal frees: they must see the array whole or not at all.
+ */
+struct query_arg {
+	struct kvreg_mr *mr;
+	uint8_t *buf;
+	int queries, registered, refused;
+};
+
+static void *querier(void *arg)
+{
+	struct query_arg *q = arg;
+	struct kvreg_key keys[64];
+	struct kvreg_error err;
+	struct kvreg_query info;
+
+	while (!atomic_load(&stop)) {
+		CHECK_OK(kvreg_query(kv, kvreg_mr_handle(q->mr), &info, keys, 64,
+				     &err), &err);
+		q->queries++;
+	}
+	return NULL;
+}
+
+static void *reregistrar(void *arg)
+{
+	struct query_arg *q = arg;
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+
+	while (!atomic_load(&stop)) {
+		int ret = kvreg_register(kv, q->buf, 16 * SZ_4K,
+					 KVREG_ACCESS_ALL, 0, &mr, &err);
+
+		if (!ret) {
+			CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+			q->registered++;
+		} else {
+			CHECK(ret == -ENODEV, "register during removal: %d "
+			      "reason %u", ret, err.reason);
+			q->refused++;
+		}
+	}
+	return NULL;
+}
+
+static void remove_during_queries(const char *netdev)
+{
+	const uint64_t len = 1536 * SZ_4K;	/* several MRs a device */
+	struct query_arg q = { .buf = kvt_map_anon(16 * SZ_4K) };
+	uint8_t *a = kvt_map_anon_scattered(len);
+	struct kvreg_error err;
+	pthread_t t[3];
+	char cmd[256];
+	int i;
+
+	ndev = kvt_devices(kv, devs);
+	CHECK(ndev >= 2, "devices back: %u", ndev);
+	CHECK_OK(kvreg_register(kv, a, len, KVREG_ACCESS_ALL, 0, &q.mr, &err),
+		 &err);
+	atomic_store(&stop, false);
+	pthread_create(&t[0], NULL, querier, &q);
+	pthread_create(&t[1], NULL, querier, &q);
+	pthread_create(&t[2], NULL, reregistrar, &q);
+	usleep(300000);
+	snprintf(cmd, sizeof(cmd), "rdma link delete %s", devs[1].name);
+	CHECK(!system(cmd), "%s", cmd);
+	usleep(300000);
+	atomic_store(&stop, true);
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK(q.queries > 0 && q.registered > 0, "%d queries, %d registrations",
+	      q.queries, q.registered);
+	CHECK_OK(kvreg_deregister(kv, q.mr, &err), &err);
+	snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s",
+		 devs[1].name, netdev);
+	CHECK(!system(cmd), "%s", cmd);
+	printf("device removal: %d queries and %d registrations around it, "
+	       "%d refused\n", q.queries, q.registered, q.refused);
+}
+
 int main(int argc, char **argv)
 {
 	struct kvt_snap before;
@@ -351,6 +433,8 @@ int main(int argc, char **argv)
 	kvt_check_unchanged(kv, &before, "after kill -9 mid-registration");
 	remove_during_transfers(argv[1]);
 	kvt_check_unchanged(kv, &before, "after removal during transfers");
+	remove_during_queries(argv[1]);
+	kvt_check_unchanged(kv, &before, "after removal during queries");
 
 	/* In use: the module must refuse to go. */
 	CHECK(system("rmmod kvreg 2>/dev/null") != 0, "rmmod while in use");
