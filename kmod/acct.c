@@ -19,7 +19,8 @@
 
 /*
  * Protects kvreg_mms, every kvreg_mm's counters and budget, the host
- * total, and kvreg_reg_dev.charged.
+ * total (the one count of what kvreg pins, STATS reports it), and
+ * kvreg_reg_dev.charged.
  */
 static DEFINE_MUTEX(kvreg_acct_lock);
 static LIST_HEAD(kvreg_mms);
@@ -289,6 +290,7 @@ void kvreg_acct_stats(struct kvreg_mm *km, struct kvreg_stats *st)
 	unsigned long memlock = rlimit(RLIMIT_MEMLOCK);
 
 	mutex_lock(&kvreg_acct_lock);
+	st->pinned_pages = kvreg_host_pinned_bytes >> PAGE_SHIFT;
 	st->host_max_pinned_bytes = READ_ONCE(kvreg_host_max_bytes);
 	st->proc_pinned_bytes = km->pinned_bytes;
 	st->proc_max_pinned_bytes = kvreg_mm_max_bytes(km);
@@ -300,6 +302,17 @@ void kvreg_acct_stats(struct kvreg_mm *km, struct kvreg_stats *st)
 	st->memlock_used = (u64)atomic64_read(&km->mm->pinned_vm) << PAGE_SHIFT;
 	st->device_mr_reserve_percent =
 		min(READ_ONCE(kvreg_device_mr_reserve_percent), 100U);
+}
+
+/* Charged from before pinning until after unpinning: never less. */
+u64 kvreg_acct_host_pinned_bytes(void)
+{
+	u64 bytes;
+
+	mutex_lock(&kvreg_acct_lock);
+	bytes = kvreg_host_pinned_bytes;
+	mutex_unlock(&kvreg_acct_lock);
+	return bytes;
 }
 
 int kvreg_acct_procs(struct kvreg_procs *arg)

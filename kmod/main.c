@@ -149,7 +149,6 @@ static int kvreg_ioctl_stats(struct kvreg_file *kf, void __user *uarg)
 	/* Everything else is output. */
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
-	st.pinned_pages = atomic64_read(&kvreg_pinned_pages);
 	st.registrations = atomic64_read(&kvreg_nr_regs);
 	st.mrs = atomic64_read(&kvreg_nr_mrs);
 	st.devices = hweight64(kvreg_devices_present());
@@ -351,7 +350,7 @@ static void __exit kvreg_exit(void)
 	misc_deregister(&kvreg_misc);
 	kvreg_devices_exit();
 	kvreg_parallel_exit();
-	WARN_ON(atomic64_read(&kvreg_pinned_pages));
+	WARN_ON(kvreg_acct_host_pinned_bytes());
 }
 
 module_init(kvreg_init);

@@ -7,7 +7,6 @@
 
 #include "kvreg.h"
 
-atomic64_t kvreg_pinned_pages = ATOMIC64_INIT(0);
 atomic64_t kvreg_nr_regs = ATOMIC64_INIT(0);
 atomic64_t kvreg_nr_mrs = ATOMIC64_INIT(0);
 /* debugfs fault injection: REGISTER fails on the devices set here. */

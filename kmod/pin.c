@@ -433,8 +433,6 @@ out_free:
 	kfree(w.pinned);
 	kvfree(w.pages);
 out_counted:
-	if (!ret)
-		atomic64_add(reg->nr_pages, &kvreg_pinned_pages);
 	return ret;
 }
 
@@ -451,5 +449,4 @@ void kvreg_unpin(struct kvreg_reg *reg)
 				  reg->writable);
 	}
 	sg_free_append_table(&reg->pinned);
-	atomic64_sub(reg->nr_pages, &kvreg_pinned_pages);
 }
