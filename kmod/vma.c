@@ -4,6 +4,7 @@
  * gets the reason and the first address it applies to. Long-term pins are
  * for host memory only: anonymous, shmem/memfd/SysV shm, and hugetlbfs.
  */
+#include <linux/hugetlb.h>
 #include <linux/mm.h>
 #include <linux/shmem_fs.h>
 
@@ -17,10 +18,15 @@ static int kvreg_vma_refuse(struct kvreg_error *err, u32 reason,
 	return errnum;
 }
 
-static bool kvreg_vma_is_host_file(struct vm_area_struct *vma)
+/*
+ * Host memory is anonymous (a private mapping of /dev/zero included: the
+ * kernel makes it anonymous but leaves vm_file set), shmem or hugetlbfs.
+ * Anything else with a file behind it is page cache.
+ */
+static bool kvreg_vma_is_host_memory(struct vm_area_struct *vma)
 {
-	return (vma->vm_flags & VM_HUGETLB) ||
-	       shmem_mapping(vma->vm_file->f_mapping);
+	return vma_is_anonymous(vma) || is_vm_hugetlb_page(vma) ||
+	       (vma->vm_file && shmem_mapping(vma->vm_file->f_mapping));
 }
 
 int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
@@ -52,7 +58,7 @@ int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
 		/* Page cache of a real file: writeback and truncate fight
 		 * long-term pins.
 		 */
-		if (vma->vm_file && !kvreg_vma_is_host_file(vma)) {
+		if (!kvreg_vma_is_host_memory(vma)) {
 			ret = kvreg_vma_refuse(err, KVREG_REASON_FILE_BACKED,
 					       addr, -EOPNOTSUPP);
 			break;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * What memory registers: anonymous, memfd (shmem), hugetlb memfd,
- * read-only memory for remote reads. What is refused, before anything is
+ * What memory registers: anonymous, memfd (shmem), hugetlb memfd, a
+ * private mapping of /dev/zero, read-only memory for remote reads. What is refused, before anything is
  * pinned, each with its reason and address: file-backed mappings, write
  * access on read-only memory.
  */
@@ -57,6 +57,20 @@ int main(int argc, char **argv)
 		kvt_roundtrip(kv, a, b, 2 * SZ_2M, dev, 21);
 	else
 		printf("no hugetlb memfd: part skipped\n");
+
+	/*
+	 * A private mapping of /dev/zero is anonymous memory, though its VMA
+	 * keeps the file: it registers and moves data.
+	 */
+	fd = open("/dev/zero", O_RDWR);
+	CHECK(fd >= 0, "open /dev/zero");
+	a = mmap(NULL, 8 * SZ_4K, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	b = mmap(NULL, 8 * SZ_4K, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(a != MAP_FAILED && b != MAP_FAILED, "mmap /dev/zero");
+	memset(a, 0, 8 * SZ_4K);
+	memset(b, 0, 8 * SZ_4K);
+	kvt_roundtrip(kv, a, b, 8 * SZ_4K, dev, KVT_BASE_PAGES);
 
 	/* Read-only memory: refused for write access, fine to be read. */
 	ro = mmap(NULL, 4 * SZ_4K, PROT_READ | PROT_WRITE,
