@@ -28,6 +28,8 @@ enum kvreg_lib_reason {
 						 * request 1: limit is the
 						 * node's gid, usage its mode */
 	KVREG_REASON_NO_MEMORY		= 1004,	/* malloc in the library */
+	KVREG_REASON_BAD_FD		= 1005,	/* usage: the fd; closed or
+						 * not /dev/kvreg any more */
 };
 
 struct kvreg;		/* an open /dev/kvreg */

@@ -68,19 +68,31 @@ int kvreg_check_register(struct kvreg_register *arg, u64 present)
 
 	if (arg->flags & ~KVREG_REG_F_ALLOW_OVERLAP)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->access & ~KVREG_ACCESS_ALL)
+	/* request: the flags given; limit: the ones that may be given. */
+	err->request = arg->access;
+	if (arg->access & ~KVREG_ACCESS_ALL) {
+		err->limit = KVREG_ACCESS_ALL;
 		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
+	}
 	/* Verbs forbid remote write into memory the HCA may not write. */
 	if ((arg->access & KVREG_ACCESS_REMOTE_WRITE) &&
 	    !(arg->access & KVREG_ACCESS_LOCAL_WRITE))
 		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
+	err->request = 0;
 	if (arg->keys_capacity && arg->key_size < sizeof(struct kvreg_key))
 		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
 	if (!arg->length)
 		return 0;
-	if (arg->addr + arg->length < arg->addr ||
-	    arg->addr + arg->length > TASK_SIZE) {
+	/* A kernel address, or one past the top of user space. */
+	if (arg->addr >= TASK_SIZE) {
 		err->address = arg->addr;
+		err->limit = TASK_SIZE;
+		return kvreg_bad_arg(err, KVREG_ARG_ADDRESS);
+	}
+	if (arg->length > TASK_SIZE - arg->addr) {
+		err->address = arg->addr;
+		err->request = arg->length;
+		err->limit = TASK_SIZE;
 		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);
 	}
 	missing = arg->device_mask & ~present;

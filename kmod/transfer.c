@@ -27,7 +27,8 @@ struct kvreg_side {
 
 static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 			      u64 length, u32 device_index, u32 need_access,
-			      struct kvreg_side *side, struct kvreg_error *err)
+			      u32 offset_arg, struct kvreg_side *side,
+			      struct kvreg_error *err)
 {
 	struct kvreg_reg *reg = kvreg_reg_lookup(kf, handle);
 	bool removed = false;
@@ -40,11 +41,13 @@ static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 		return -ENOENT;
 	}
 	if (offset > reg->length || length > reg->length - offset) {
+		/* Offset and length apart: their sum may not fit in 64 bits. */
 		kvreg_set_error(err, KVREG_REASON_OUT_OF_RANGE,
 				KVREG_NO_DEVICE_INDEX);
-		err->argument = KVREG_ARG_OFFSET;
+		err->argument = offset_arg;
 		err->limit = reg->length;
-		err->request = offset + length;
+		err->address = offset;
+		err->request = length;
 		return -ERANGE;
 	}
 	if ((reg->access & need_access) != need_access) {
@@ -198,7 +201,7 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 	ret = kvreg_resolve_side(kf, arg->local_handle, arg->local_offset,
 				 arg->length, arg->device_index,
 				 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
-				 &local, err);
+				 KVREG_ARG_OFFSET, &local, err);
 	if (ret)
 		goto out_unlock;
 	if (!raw) {
@@ -207,7 +210,7 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 					 arg->device_index,
 					 write ? KVREG_ACCESS_REMOTE_WRITE :
 					 KVREG_ACCESS_REMOTE_READ,
-					 &remote, err);
+					 KVREG_ARG_REMOTE_OFFSET, &remote, err);
 		if (ret)
 			goto out_unlock;
 	}

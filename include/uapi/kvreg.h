@@ -31,7 +31,9 @@
 /* Why a call failed. Values are ABI: append only, never renumber. */
 enum kvreg_reason {
 	KVREG_REASON_NONE		= 0,
-	KVREG_REASON_BAD_ARGUMENT	= 1,	/* error.argument names it */
+	KVREG_REASON_BAD_ARGUMENT	= 1,	/* error.argument names it;
+						 * address, access: request
+						 * and limit say more */
 	KVREG_REASON_NO_DEVICE		= 2,	/* none, or not in the mask */
 	KVREG_REASON_DEVICE_NOT_ACTIVE	= 3,	/* kernel QP not usable */
 	KVREG_REASON_DEVICE_REMOVED	= 4,	/* device went away */
@@ -39,7 +41,8 @@ enum kvreg_reason {
 	KVREG_REASON_NO_KERNEL_MEMORY	= 6,
 	KVREG_REASON_DEVICE_REFUSED	= 7,	/* driver_errno: raw */
 	KVREG_REASON_UNKNOWN_HANDLE	= 8,
-	KVREG_REASON_OUT_OF_RANGE	= 9,	/* past the buffer's end */
+	KVREG_REASON_OUT_OF_RANGE	= 9,	/* address: offset, request:
+						 * length, limit: reg length */
 	KVREG_REASON_ACCESS_DENIED	= 10,	/* lacks the access */
 	KVREG_REASON_TRANSFER_FAILED	= 11,	/* wc_status says why */
 	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs injection */
@@ -74,9 +77,11 @@ enum kvreg_argument {
 	KVREG_ARG_ACCESS	= 6,
 	KVREG_ARG_DEVICE	= 7,
 	KVREG_ARG_HANDLE	= 8,
-	KVREG_ARG_OFFSET	= 9,
+	KVREG_ARG_OFFSET	= 9,	/* the local side's */
 	KVREG_ARG_OPCODE	= 10,
 	KVREG_ARG_KEYS		= 11,
+	KVREG_ARG_REMOTE_OFFSET	= 12,
+	KVREG_ARG_POINTER	= 13,	/* libkvreg: a required one is NULL */
 };
 
 /*

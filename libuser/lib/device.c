@@ -18,14 +18,10 @@ int kvreg_devices(struct kvreg *kv, struct kvreg_device_info *devices,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__ioctl(kv, KVREG_IOC_DEVICES, &arg);
-	if (ret)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT, ret);
-	if (count)
+	ret = kvreg__call(kv, KVREG_IOC_DEVICES, &arg, NULL, err);
+	if (!ret && count)
 		*count = arg.count;
-	if (err)
-		kvreg__error_init(err);
-	return 0;
+	return ret;
 }
 
 int kvreg_set_budget(struct kvreg *kv, uint32_t flags, uint64_t max_mrs,
@@ -42,8 +38,7 @@ int kvreg_set_budget(struct kvreg *kv, uint32_t flags, uint64_t max_mrs,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__ioctl(kv, KVREG_IOC_SET_BUDGET, &arg);
-	kvreg__error_out(err, &arg.error);
+	ret = kvreg__call(kv, KVREG_IOC_SET_BUDGET, &arg, &arg.error, err);
 	if (now)
 		*now = arg;
 	return ret;
@@ -63,16 +58,13 @@ int kvreg_procs(struct kvreg *kv, struct kvreg_proc_info *procs,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__ioctl(kv, KVREG_IOC_PROCS, &arg);
-	if (ret)
-		return kvreg__lib_error(err, ret == -EPERM ?
-					KVREG_REASON_NOT_PERMITTED :
-					KVREG_REASON_BAD_ARGUMENT, ret);
-	if (count)
+	ret = kvreg__call(kv, KVREG_IOC_PROCS, &arg, NULL, err);
+	/* Refused for want of CAP_SYS_ADMIN, not for the file's owner. */
+	if (ret == -EPERM)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_PERMITTED, ret);
+	if (!ret && count)
 		*count = arg.count;
-	if (err)
-		kvreg__error_init(err);
-	return 0;
+	return ret;
 }
 
 int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
@@ -83,14 +75,9 @@ int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
 	if (!stats)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
-					-EINVAL);
+		return kvreg__bad_pointer(err);
 	memset(stats, 0, sizeof(*stats));
 	stats->size = sizeof(*stats);
-	ret = kvreg__ioctl(kv, KVREG_IOC_STATS, stats);
-	if (ret)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT, ret);
-	if (err)
-		kvreg__error_init(err);
-	return 0;
+	ret = kvreg__call(kv, KVREG_IOC_STATS, stats, NULL, err);
+	return ret;
 }

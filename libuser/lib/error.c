@@ -16,10 +16,40 @@ static const char *const kvreg_argument_names[] = {
 	[KVREG_ARG_ACCESS] = "access flags",
 	[KVREG_ARG_DEVICE] = "device index",
 	[KVREG_ARG_HANDLE] = "handle",
-	[KVREG_ARG_OFFSET] = "offset",
+	[KVREG_ARG_OFFSET] = "local offset",
 	[KVREG_ARG_OPCODE] = "opcode",
 	[KVREG_ARG_KEYS] = "key array",
+	[KVREG_ARG_REMOTE_OFFSET] = "remote offset",
+	[KVREG_ARG_POINTER] = "pointer",
 };
+
+/* What to do about a bad argument, by which argument it is. */
+static const char *const kvreg_argument_fixes[] = {
+	[KVREG_ARG_NONE] = "check the call against its man page",
+	[KVREG_ARG_SIZE] = "build against the kvreg header of the module "
+			   "you run",
+	[KVREG_ARG_FLAGS] = "pass only the flags the call's man page lists",
+	[KVREG_ARG_RESERVED] = "zero every reserved field",
+	[KVREG_ARG_ADDRESS] = "pass the address of memory this process has "
+			      "mapped",
+	[KVREG_ARG_LENGTH] = "pass a length that ends inside this process's "
+			     "address space",
+	[KVREG_ARG_ACCESS] = "use only KVREG_ACCESS_* flags",
+	[KVREG_ARG_DEVICE] = "use a device index 'kvregctl devices' lists",
+	[KVREG_ARG_HANDLE] = "with KVREG_TRANSFER_F_RAW_REMOTE give no remote "
+			     "handle or offset, only an address and an rkey",
+	[KVREG_ARG_OFFSET] = "keep the local offset within the registration",
+	[KVREG_ARG_OPCODE] = "use KVREG_OP_WRITE or KVREG_OP_READ",
+	[KVREG_ARG_KEYS] = "pass a writable array of keys_capacity entries "
+			   "of key_size >= sizeof(struct kvreg_key) bytes",
+	[KVREG_ARG_REMOTE_OFFSET] = "keep the remote offset within the "
+				    "registration",
+	[KVREG_ARG_POINTER] = "pass the pointer the call's man page says it "
+			      "needs, not NULL",
+};
+
+#define KVREG_NR_ARGS	(sizeof(kvreg_argument_names) / \
+			 sizeof(kvreg_argument_names[0]))
 
 struct kvreg_reason_text {
 	uint32_t reason;
@@ -29,8 +59,9 @@ struct kvreg_reason_text {
 
 static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_NONE, "success", "" },
+	/* The fix depends on the argument: kvreg_argument_fixes. */
 	{ KVREG_REASON_BAD_ARGUMENT, "invalid argument",
-	  "fix the call" },
+	  "check the call against its man page" },
 	{ KVREG_REASON_NO_DEVICE, "no RDMA device",
 	  "check 'kvregctl devices' and 'rdma link'; load the NIC driver "
 	  "or choose a device that exists" },
@@ -109,6 +140,9 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	  "check the owner and mode of /dev/kvreg, or ask an administrator" },
 	{ KVREG_REASON_NO_MEMORY, "out of memory in libkvreg",
 	  "free memory in this process" },
+	{ KVREG_REASON_BAD_FD, "/dev/kvreg file descriptor unusable",
+	  "it was closed (or replaced) behind libkvreg: close the context "
+	  "with kvreg_close() only, and open a new one" },
 };
 
 static const struct kvreg_reason_text *kvreg_reason_lookup(uint32_t reason)
@@ -205,20 +239,84 @@ static void kvreg_access_clause(const struct kvreg_error *err, char *buf,
 		 KVREG_DEVICE_PATH, (unsigned long long)err->usage, group);
 }
 
+static const char *kvreg_argument_name(uint32_t argument)
+{
+	return argument < KVREG_NR_ARGS && kvreg_argument_names[argument] ?
+	       kvreg_argument_names[argument] : "argument";
+}
+
+static const char *kvreg_argument_fix(const struct kvreg_error *err)
+{
+	if (err->argument == KVREG_ARG_ACCESS && !err->limit && err->request)
+		return "add KVREG_ACCESS_LOCAL_WRITE, or drop "
+		       "KVREG_ACCESS_REMOTE_WRITE";
+	return err->argument < KVREG_NR_ARGS &&
+	       kvreg_argument_fixes[err->argument] ?
+	       kvreg_argument_fixes[err->argument] :
+	       kvreg_argument_fixes[KVREG_ARG_NONE];
+}
+
+/* Which argument, and which rule it breaks where the kernel says so. */
+static void kvreg_bad_argument_detail(const struct kvreg_error *err,
+				      char *buf, size_t size)
+{
+	const char *arg = kvreg_argument_name(err->argument);
+	unsigned long long req = err->request, lim = err->limit;
+
+	switch (err->argument) {
+	case KVREG_ARG_ADDRESS:
+		if (lim)
+			snprintf(buf, size,
+				 ": bad address 0x%llx, outside user space "
+				 "(which ends at 0x%llx)",
+				 (unsigned long long)err->address, lim);
+		else
+			snprintf(buf, size, ": bad address 0x%llx",
+				 (unsigned long long)err->address);
+		return;
+	case KVREG_ARG_LENGTH:
+		if (lim) {
+			snprintf(buf, size,
+				 ": bad length %llu from 0x%llx, past the end "
+				 "of user space (0x%llx)", req,
+				 (unsigned long long)err->address, lim);
+			return;
+		}
+		break;
+	case KVREG_ARG_ACCESS:
+		if (lim && (req & ~lim)) {
+			snprintf(buf, size,
+				 ": bad access flags 0x%llx: unknown bits "
+				 "0x%llx (known: 0x%llx)", req, req & ~lim, lim);
+			return;
+		}
+		if (req) {
+			snprintf(buf, size,
+				 ": bad access flags 0x%llx: remote write "
+				 "without local write, which verbs forbids",
+				 req);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	snprintf(buf, size, ": bad %s", arg);
+}
+
 /* The numbers that go with a reason, as one clause; "" when none. */
 static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 				size_t size)
 {
 	char l[32], r[32];
-	const char *arg;
 
 	buf[0] = '\0';
 	switch (err->reason) {
 	case KVREG_REASON_BAD_ARGUMENT:
-		arg = err->argument < sizeof(kvreg_argument_names) /
-			sizeof(kvreg_argument_names[0]) ?
-			kvreg_argument_names[err->argument] : "argument";
-		snprintf(buf, size, ": bad %s", arg);
+		kvreg_bad_argument_detail(err, buf, size);
+		break;
+	case KVREG_REASON_BAD_FD:
+		snprintf(buf, size, ": fd %llu", (unsigned long long)err->usage);
 		break;
 	case KVREG_REASON_UNMAPPED_ADDRESS:
 		snprintf(buf, size, ": first bad page at 0x%llx",
@@ -241,7 +339,13 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 			 (unsigned long long)(err->address + err->limit));
 		break;
 	case KVREG_REASON_OUT_OF_RANGE:
-		snprintf(buf, size, ": the range ends at byte %llu of %llu",
+		/* Apart, never summed: offset + length may not fit. */
+		snprintf(buf, size,
+			 ": %s %llu + length %llu passes the end of the "
+			 "registration (%llu bytes)",
+			 kvreg_argument_name(err->argument == KVREG_ARG_NONE ?
+					     KVREG_ARG_OFFSET : err->argument),
+			 (unsigned long long)err->address,
 			 (unsigned long long)err->request,
 			 (unsigned long long)err->limit);
 		break;
@@ -351,6 +455,8 @@ int kvreg_format_error(const struct kvreg_error *err, int errnum,
 		snprintf(device, sizeof(device), " on device %u",
 			 err->device_index);
 	what_to_do = t->fix;
+	if (err->reason == KVREG_REASON_BAD_ARGUMENT)
+		what_to_do = kvreg_argument_fix(err);
 	/* Refused by the node's group: say which group to join, and how. */
 	if (err->reason == KVREG_REASON_DEVICE_ACCESS && err->request == 1) {
 		kvreg_access_group(err, group, sizeof(group));

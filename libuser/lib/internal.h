@@ -22,12 +22,21 @@ struct kvreg_mr {
 /* ioctl on the context's fd: 0 or -errno. */
 int kvreg__ioctl(const struct kvreg *kv, unsigned long cmd, void *arg);
 
-/* Start an error record: no reason, no device. */
+/* Start an error record, if any: no reason, no device. */
 void kvreg__error_init(struct kvreg_error *err);
 /* Set a library-side reason; returns errnum for tail calls. */
 int kvreg__lib_error(struct kvreg_error *err, uint32_t reason, int errnum);
 /* Copy the kernel's record to the caller's, if the caller passed one. */
 void kvreg__error_out(struct kvreg_error *dst, const struct kvreg_error *src);
+/* A required pointer argument is NULL: -EINVAL. */
+int kvreg__bad_pointer(struct kvreg_error *err);
+/*
+ * The ioctl, and the caller's record from the kernel's (@kerr, inside
+ * @arg; NULL for structs without one), or from the errno when the kernel
+ * gave no reason. 0 or -errno.
+ */
+int kvreg__call(const struct kvreg *kv, unsigned long cmd, void *arg,
+		const struct kvreg_error *kerr, struct kvreg_error *err);
 
 /* error.c, exposed for the unit tests of ABI negotiation. */
 int kvreg__check_abi(uint32_t module_abi, struct kvreg_error *err);

@@ -118,9 +118,12 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 	kvreg__error_init(err);
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	if (flags & ~KVREG_PREFLIGHT_F_HUGETLB)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
-					-EINVAL);
+	if (flags & ~KVREG_PREFLIGHT_F_HUGETLB) {
+		kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT, -EINVAL);
+		if (err)
+			err->argument = KVREG_ARG_FLAGS;
+		return -EINVAL;
+	}
 	/* Registering nothing always succeeds, with no keys. */
 	if (!length)
 		return 0;

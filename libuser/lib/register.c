@@ -42,15 +42,13 @@ int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
 	if (!mrp)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
-					-EINVAL);
+		return kvreg__bad_pointer(err);
 	*mrp = NULL;
 	mr = kvreg_mr_alloc(KVREG_KEYS_FIRST_TRY);
 	if (!mr)
 		return kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
 	arg.keys = (uintptr_t)mr->keys;
-	ret = kvreg__ioctl(kv, KVREG_IOC_REGISTER, &arg);
-	kvreg__error_out(err, &arg.error);
+	ret = kvreg__call(kv, KVREG_IOC_REGISTER, &arg, &arg.error, err);
 	if (ret) {
 		free(mr);
 		return ret;
@@ -101,11 +99,9 @@ int kvreg_deregister(struct kvreg *kv, struct kvreg_mr *mr,
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
 	if (!mr)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
-					-EINVAL);
+		return kvreg__bad_pointer(err);
 	arg.handle = mr->handle;
-	ret = kvreg__ioctl(kv, KVREG_IOC_DEREGISTER, &arg);
-	kvreg__error_out(err, &arg.error);
+	ret = kvreg__call(kv, KVREG_IOC_DEREGISTER, &arg, &arg.error, err);
 	if (!ret)
 		free(mr);
 	return ret;
@@ -126,8 +122,7 @@ int kvreg_query(struct kvreg *kv, uint64_t handle, struct kvreg_query *info,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__ioctl(kv, KVREG_IOC_QUERY, &arg);
-	kvreg__error_out(err, &arg.error);
+	ret = kvreg__call(kv, KVREG_IOC_QUERY, &arg, &arg.error, err);
 	if (!ret && info)
 		*info = arg;
 	return ret;

@@ -42,8 +42,7 @@ int kvreg_open_path(struct kvreg **kvp, const char *path,
 	int ret;
 
 	if (!kvp || !path)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
-					-EINVAL);
+		return kvreg__bad_pointer(err);
 	*kvp = NULL;
 	kv = calloc(1, sizeof(*kv));
 	if (!kv)

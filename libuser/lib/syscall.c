@@ -12,6 +12,8 @@ int kvreg__ioctl(const struct kvreg *kv, unsigned long cmd, void *arg)
 
 void kvreg__error_init(struct kvreg_error *err)
 {
+	if (!err)
+		return;
 	memset(err, 0, sizeof(*err));
 	err->device_index = KVREG_NO_DEVICE_INDEX;
 }
@@ -25,8 +27,64 @@ int kvreg__lib_error(struct kvreg_error *err, uint32_t reason, int errnum)
 	return errnum;
 }
 
+int kvreg__bad_pointer(struct kvreg_error *err)
+{
+	kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT, -EINVAL);
+	if (err)
+		err->argument = KVREG_ARG_POINTER;
+	return -EINVAL;
+}
+
 void kvreg__error_out(struct kvreg_error *dst, const struct kvreg_error *src)
 {
 	if (dst)
 		*dst = *src;
+}
+
+/*
+ * A failure the kernel gave no reason for: the ioctl never reached kvreg
+ * (the fd was closed, or now names another file), or was refused before
+ * the record could be read. Every failure leaves with a reason.
+ */
+static void kvreg__errno_reason(const struct kvreg *kv, int ret,
+				struct kvreg_error *err)
+{
+	switch (ret) {
+	case -EBADF:
+	case -ENOTTY:
+		kvreg__lib_error(err, KVREG_REASON_BAD_FD, ret);
+		if (err)
+			err->usage = (uint64_t)kv->fd;
+		break;
+	case -EPERM:
+		/* The one refusal without a record: a file of another process. */
+		kvreg__lib_error(err, KVREG_REASON_FOREIGN_PROCESS, ret);
+		break;
+	case -ENOMEM:
+		kvreg__lib_error(err, KVREG_REASON_NO_KERNEL_MEMORY, ret);
+		break;
+	case -EFAULT:
+		kvreg__bad_pointer(err);
+		break;
+	default:
+		/* EINVAL, E2BIG: the struct itself was refused. */
+		kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT, ret);
+		if (err)
+			err->argument = KVREG_ARG_SIZE;
+		break;
+	}
+}
+
+int kvreg__call(const struct kvreg *kv, unsigned long cmd, void *arg,
+		const struct kvreg_error *kerr, struct kvreg_error *err)
+{
+	int ret = kvreg__ioctl(kv, cmd, arg);
+
+	if (kerr)
+		kvreg__error_out(err, kerr);
+	else
+		kvreg__error_init(err);
+	if (ret && (!kerr || kerr->reason == KVREG_REASON_NONE))
+		kvreg__errno_reason(kv, ret, err);
+	return ret;
 }

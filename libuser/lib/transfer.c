@@ -7,18 +7,13 @@ static int kvreg_do_transfer(struct kvreg *kv, struct kvreg_transfer *arg,
 			     const struct kvreg_mr *local,
 			     struct kvreg_error *err)
 {
-	int ret;
-
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
 	if (!local)
-		return kvreg__lib_error(err, KVREG_REASON_BAD_ARGUMENT,
-					-EINVAL);
+		return kvreg__bad_pointer(err);
 	arg->size = sizeof(*arg);
 	arg->local_handle = local->handle;
-	ret = kvreg__ioctl(kv, KVREG_IOC_TRANSFER, arg);
-	kvreg__error_out(err, &arg->error);
-	return ret;
+	return kvreg__call(kv, KVREG_IOC_TRANSFER, arg, &arg->error, err);
 }
 
 int kvreg_transfer(struct kvreg *kv, enum kvreg_transfer_op op,

@@ -14,6 +14,7 @@ int main(void)
 	struct kvreg_mr *mr, *ro;
 	struct kvreg_error err;
 	uint8_t *p, *q;
+	char msg[512];
 	uint32_t dev;
 
 	if (!kvt_devices(kv, devs))
@@ -38,8 +39,17 @@ int main(void)
 				   &mr, &err), &err, EFAULT,
 		    KVREG_REASON_UNMAPPED_ADDRESS);
 
+	/* A kernel address: the address is what is wrong, and is named. */
+	CHECK_FAILS(kvreg_register(kv, (void *)0xffff888000000000ULL, SZ_4K,
+				   KVREG_ACCESS_ALL, 0, &mr, &err), &err,
+		    EINVAL, KVREG_REASON_BAD_ARGUMENT);
+	CHECK(err.argument == KVREG_ARG_ADDRESS &&
+	      err.address == 0xffff888000000000ULL, "argument %u address %#llx",
+	      err.argument, (unsigned long long)err.address);
+	kvreg_format_error(&err, -EINVAL, msg, sizeof(msg));
+	CHECK(strstr(msg, "0xffff888000000000"), "%s", msg);
 	/* A range that wraps the address space. */
-	CHECK_FAILS(kvreg_register(kv, (void *)(uintptr_t)-SZ_4K, 2 * SZ_4K,
+	CHECK_FAILS(kvreg_register(kv, p, UINT64_MAX - SZ_4K,
 				   KVREG_ACCESS_ALL, 0, &mr, &err), &err,
 		    EINVAL, KVREG_REASON_BAD_ARGUMENT);
 	CHECK(err.argument == KVREG_ARG_LENGTH, "argument %u", err.argument);
@@ -49,7 +59,11 @@ int main(void)
 	CHECK_FAILS(kvreg_register(kv, q, SZ_4K, KVREG_ACCESS_REMOTE_WRITE, 0,
 				   &mr, &err), &err, EINVAL,
 		    KVREG_REASON_BAD_ARGUMENT);
-	CHECK(err.argument == KVREG_ARG_ACCESS, "argument %u", err.argument);
+	CHECK(err.argument == KVREG_ARG_ACCESS &&
+	      err.request == KVREG_ACCESS_REMOTE_WRITE, "argument %u",
+	      err.argument);
+	kvreg_format_error(&err, -EINVAL, msg, sizeof(msg));
+	CHECK(strstr(msg, "remote write without local write"), "%s", msg);
 
 	/* A device that does not exist. */
 	CHECK_FAILS(kvreg_register(kv, q, SZ_4K, KVREG_ACCESS_ALL, 1ULL << 63,
@@ -67,9 +81,19 @@ int main(void)
 	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, dev, mr, SZ_4K, mr, 0,
 				   SZ_4K + 1, &err), &err, ERANGE,
 		    KVREG_REASON_OUT_OF_RANGE);
-	CHECK(err.limit == 2 * SZ_4K && err.request == 2 * SZ_4K + 1,
-	      "limit %llu request %llu", (unsigned long long)err.limit,
+	CHECK(err.argument == KVREG_ARG_OFFSET && err.limit == 2 * SZ_4K &&
+	      err.address == SZ_4K && err.request == SZ_4K + 1,
+	      "argument %u limit %llu offset %llu length %llu", err.argument,
+	      (unsigned long long)err.limit, (unsigned long long)err.address,
 	      (unsigned long long)err.request);
+	/* The remote side is named, and 2^64 - 1 + 2 does not wrap to 1. */
+	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, dev, mr, 0, mr,
+				   UINT64_MAX, 2, &err), &err, ERANGE,
+		    KVREG_REASON_OUT_OF_RANGE);
+	kvreg_format_error(&err, -ERANGE, msg, sizeof(msg));
+	CHECK(err.argument == KVREG_ARG_REMOTE_OFFSET &&
+	      strstr(msg, "remote offset 18446744073709551615 + length 2"),
+	      "%s", msg);
 	CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, dev, mr, 0, ro, 0, 16,
 				   &err), &err, EACCES,
 		    KVREG_REASON_ACCESS_DENIED);

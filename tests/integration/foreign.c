@@ -47,6 +47,9 @@ int main(void)
 		CHECK_FAILS(kvreg_transfer(kv, KVREG_OP_WRITE, dev, mr, 0, mr,
 					   0, 1, &err),
 			    &err, EPERM, KVREG_REASON_FOREIGN_PROCESS);
+		/* STATS too: the parent's usage is not the child's to read. */
+		CHECK_FAILS(kvreg_stats(kv, &st, &err), &err, EPERM,
+			    KVREG_REASON_FOREIGN_PROCESS);
 		mine = kvt_open();
 		st = kvt_stats(mine);
 		CHECK(st.proc_mrs == 0, "child starts with %llu MRs",

@@ -175,18 +175,31 @@ static void check_register_refusals(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
 	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_FLAGS);
 
+	/* The rule broken is told apart by limit: 0, or the known bits. */
 	r = valid_register();
 	r.access = KVREG_ACCESS_REMOTE_WRITE;
 	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
 	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_ACCESS);
+	KUNIT_EXPECT_EQ(test, r.error.request, (u64)KVREG_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, r.error.limit, 0ULL);
 
 	r = valid_register();
 	r.access = BIT(12);
 	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, r.error.limit, (u64)KVREG_ACCESS_ALL);
 
+	/* A kernel address is an address problem, whatever the length. */
 	r = valid_register();
 	r.addr = -SZ_4K;
 	r.length = SZ_8K;
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_ADDRESS);
+	KUNIT_EXPECT_EQ(test, r.error.address, (u64)-SZ_4K);
+
+	/* A user address whose length runs past the top of user space. */
+	r = valid_register();
+	r.addr = SZ_4K;
+	r.length = U64_MAX - SZ_8K;
 	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
 	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_LENGTH);
 

@@ -22,7 +22,7 @@ static const uint32_t all_reasons[] = {
 	KVREG_REASON_FOREIGN_PROCESS,
 	KVREG_REASON_MODULE_NOT_LOADED, KVREG_REASON_ABI_MISMATCH,
 	KVREG_REASON_NOT_OPEN, KVREG_REASON_DEVICE_ACCESS,
-	KVREG_REASON_NO_MEMORY,
+	KVREG_REASON_NO_MEMORY, KVREG_REASON_BAD_FD,
 };
 
 static void expect(const struct kvreg_error *err, int errnum,
@@ -80,18 +80,52 @@ int main(void)
 	       "process is not in it (EACCES); add the user to group root "
 	       "(as root: usermod -aG root USER) and log in again");
 
+	/* Which side, and numbers that do not wrap at 2^64. */
 	e = rec(KVREG_REASON_OUT_OF_RANGE);
+	e.argument = KVREG_ARG_REMOTE_OFFSET;
 	e.limit = 4096;
-	e.request = 5000;
-	expect(&e, -ERANGE, "ends at byte 5000 of 4096");
+	e.address = UINT64_MAX;
+	e.request = 2;
+	expect(&e, -ERANGE, "remote offset 18446744073709551615 + length 2 "
+	       "passes the end of the registration (4096 bytes)");
+	e.argument = KVREG_ARG_OFFSET;
+	e.address = 4096;
+	e.request = 1;
+	expect(&e, -ERANGE, "local offset 4096 + length 1");
 
 	e = rec(KVREG_REASON_UNMAPPED_ADDRESS);
 	e.address = 0x7f0012345000ULL;
 	expect(&e, -EFAULT, "0x7f0012345000");
 
+	/* A bad argument says what is wrong with it, and no "fix the call". */
 	e = rec(KVREG_REASON_BAD_ARGUMENT);
 	e.argument = KVREG_ARG_ACCESS;
-	expect(&e, -EINVAL, "bad access flags");
+	e.request = KVREG_ACCESS_REMOTE_WRITE;
+	expect(&e, -EINVAL, "bad access flags 0x2: remote write without "
+	       "local write, which verbs forbids (EINVAL); add "
+	       "KVREG_ACCESS_LOCAL_WRITE");
+	e.request = 0x201;
+	e.limit = KVREG_ACCESS_ALL;
+	expect(&e, -EINVAL, "unknown bits 0x200 (known: 0x7)");
+	e = rec(KVREG_REASON_BAD_ARGUMENT);
+	e.argument = KVREG_ARG_ADDRESS;
+	e.address = 0xffff888000000000ULL;
+	e.limit = 0x7ffffffff000ULL;
+	expect(&e, -EINVAL, "bad address 0xffff888000000000, outside user "
+	       "space");
+	for (i = KVREG_ARG_NONE; i <= KVREG_ARG_POINTER; i++) {
+		char msg[512];
+
+		e = rec(KVREG_REASON_BAD_ARGUMENT);
+		e.argument = (uint32_t)i;
+		kvreg_format_error(&e, -EINVAL, msg, sizeof(msg));
+		CHECK(!strstr(msg, "fix the call") && strlen(strstr(msg, "; "))
+		      > 10, "argument %zu: \"%s\"", i, msg);
+	}
+
+	e = rec(KVREG_REASON_BAD_FD);
+	e.usage = 7;
+	expect(&e, -EBADF, "descriptor unusable: fd 7 (EBADF)");
 
 	e = rec(KVREG_REASON_DEVICE_REMOVED);
 	e.device_index = 3;
