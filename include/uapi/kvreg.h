@@ -31,9 +31,10 @@
 /* Why a call failed. Values are ABI: append only, never renumber. */
 enum kvreg_reason {
 	KVREG_REASON_NONE		= 0,
-	KVREG_REASON_BAD_ARGUMENT	= 1,	/* error.argument names it;
-						 * address, access: request
-						 * and limit say more */
+	/* error.argument names it; for an address, a length or access
+	 * flags, address, request and limit say more.
+	 */
+	KVREG_REASON_BAD_ARGUMENT	= 1,
 	KVREG_REASON_NO_DEVICE		= 2,	/* none, or not in the mask */
 	KVREG_REASON_DEVICE_NOT_ACTIVE	= 3,	/* kernel QP not usable */
 	KVREG_REASON_DEVICE_REMOVED	= 4,	/* device went away */
@@ -41,8 +42,10 @@ enum kvreg_reason {
 	KVREG_REASON_NO_KERNEL_MEMORY	= 6,
 	KVREG_REASON_DEVICE_REFUSED	= 7,	/* driver_errno: raw */
 	KVREG_REASON_UNKNOWN_HANDLE	= 8,
-	KVREG_REASON_OUT_OF_RANGE	= 9,	/* address: offset, request:
-						 * length, limit: reg length */
+	/* argument: which side; address: its offset, request: the
+	 * length, limit: the registration's length.
+	 */
+	KVREG_REASON_OUT_OF_RANGE	= 9,
 	KVREG_REASON_ACCESS_DENIED	= 10,	/* lacks the access */
 	KVREG_REASON_TRANSFER_FAILED	= 11,	/* wc_status says why */
 	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs injection */
