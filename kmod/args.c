@@ -31,6 +31,7 @@ void kvreg_file_init(struct kvreg_file *kf)
 {
 	mutex_init(&kf->lock);
 	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&kf->devs);
 	kf->by_range = RB_ROOT_CACHED;
 	kf->next_handle = 1;
 }

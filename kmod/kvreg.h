@@ -5,9 +5,9 @@
  * Lock order, outermost first:
  *   kvreg_file.lock
  *     kvreg_dev.teardown_rwsem (read by users, write by device removal)
- *       kvreg_dev.qp_mutex
+ *       kvreg_qp.mutex (of a file's QP on that device)
  *       kvreg_acct_lock (budgets and charges; held only briefly)
- *       kvreg_dev.mrs_lock
+ *       kvreg_dev.users_lock
  *   kvreg_devs_lock (device table) is never held across any of the above.
  */
 #ifndef KVREG_H
@@ -35,6 +35,17 @@
 #define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16
 
+/*
+ * Something built on a device (a file's PD and QP, a registration's MRs)
+ * that device removal must take down. @remove runs with teardown_rwsem
+ * held for write, after the user was taken off the list; users are
+ * removed newest first, so what was built on another goes before it.
+ */
+struct kvreg_dev_user {
+	struct list_head node;		/* on kvreg_dev.users */
+	void (*remove)(struct kvreg_dev_user *user);
+};
+
 struct kvreg_dev {
 	struct kref ref;
 	struct ib_device *ibdev;
@@ -42,26 +53,16 @@ struct kvreg_dev {
 	u32 port;
 
 	/*
-	 * Read-held by everything that uses pd/cq/qp or an MR of this device;
-	 * write-held by kvreg_remove_one() while it sets @dead, revokes every
-	 * MR on @mrs and destroys pd/cq/qp.
+	 * Read-held by everything that uses a PD, QP or MR of this device;
+	 * write-held by kvreg_remove_one() while it sets @dead and removes
+	 * every user on @users.
 	 */
 	struct rw_semaphore teardown_rwsem;
 	bool dead;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	struct ib_qp *qp;
 
-	/*
-	 * Serialises posting on @qp and reconnecting it; @qp_ready is
-	 * written under it and read without it only to be reported.
-	 */
-	struct mutex qp_mutex;
-	bool qp_ready;
-
-	/* Protects @mrs (kvreg_reg_dev.dev_node) between concurrent users. */
-	spinlock_t mrs_lock;
-	struct list_head mrs;
+	/* Protects @users between concurrent users (under the rwsem read). */
+	spinlock_t users_lock;
+	struct list_head users;
 	atomic64_t nr_mrs;
 
 	/* Port state, kept current by @event_handler; read locklessly. */
@@ -81,6 +82,39 @@ struct kvreg_dev {
 	 * RXE_BUF_PER_MAP): MR page lists are sized to stay out of that.
 	 */
 	bool page_list_overread;
+};
+
+/*
+ * A kernel RC QP connected to itself, with a CQ of its own: the engine that
+ * fast-registers and moves data for one file on one device (qp.c).
+ */
+struct kvreg_qp {
+	struct kvreg_dev *dev;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	/*
+	 * Serialises posting on @qp and reconnecting it; @ready is written
+	 * under it and read without it only to be reported.
+	 */
+	struct mutex mutex;
+	bool ready;
+};
+
+/*
+ * An open file's protection domain on one device and the QP that serves
+ * it (file_dev.c). Held by the file (on kvreg_file.devs) and by each of
+ * its registrations on that device. @pd and @qp are set up under
+ * teardown_rwsem read and taken down under it for write by device removal
+ * (@pd becomes NULL); use them under teardown_rwsem read, with the device
+ * not dead.
+ */
+struct kvreg_file_dev {
+	struct kref ref;
+	struct list_head file_node;	/* on kvreg_file.devs; its lock */
+	struct kvreg_dev *dev;		/* holds a reference */
+	struct kvreg_dev_user user;	/* on dev->users while @pd is set */
+	struct ib_pd *pd;
+	struct kvreg_qp qp;
 };
 
 /* rxe's page-list entries per table page (PAGE_SIZE / rxe_phys_buf). */
@@ -136,8 +170,9 @@ struct kvreg_mr_group {
  */
 struct kvreg_reg_dev {
 	struct kvreg_dev *dev;		/* holds a reference */
+	struct kvreg_file_dev *fdev;	/* the PD its MRs live in; a ref */
 	struct kvreg_reg *reg;
-	struct list_head dev_node;	/* on dev->mrs while @mapped */
+	struct kvreg_dev_user user;	/* on dev->users while @mapped */
 	bool mapped;			/* @sgt is DMA-mapped */
 	bool live;			/* the MRs are registered */
 	bool charged;			/* MRs charged; kvreg_acct_lock */
@@ -180,9 +215,10 @@ struct kvreg_reg {
 };
 
 struct kvreg_file {
-	/* Protects @regs, @by_range and every registration's @refs. */
+	/* Protects @regs, @by_range, @devs and every registration's @refs. */
 	struct mutex lock;
 	struct xarray regs;		/* by handle */
+	struct list_head devs;		/* kvreg_file_dev.file_node */
 	struct rb_root_cached by_range;	/* the same, by address range */
 	u32 next_handle;
 	struct kvreg_mm *km;		/* the opener's; fixed for life */
@@ -226,10 +262,25 @@ struct kvreg_dev *kvreg_dev_get(u32 index);
 void kvreg_dev_put(struct kvreg_dev *kdev);
 u64 kvreg_devices_present(void);
 int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info);
+/* Both with teardown_rwsem held for read (or write, for del). */
+void kvreg_dev_user_add(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
+void kvreg_dev_user_del(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
 
-/* Called with qp_mutex held; chains are at most KVREG_WR_BATCH long. */
-int kvreg_post_chain(struct kvreg_dev *kdev, struct ib_send_wr *first,
+/* qp.c */
+int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
+		    struct ib_pd *pd);
+void kvreg_qp_destroy(struct kvreg_qp *q);
+bool kvreg_qp_path_ready(struct kvreg_dev *kdev);
+/* Called with q->mutex held; chains are at most KVREG_WR_BATCH long. */
+int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 		     struct ib_send_wr *last, enum ib_wc_status *wc_status);
+
+/* file_dev.c */
+struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
+					  struct kvreg_dev *kdev,
+					  struct kvreg_error *err);
+void kvreg_file_dev_put(struct kvreg_file_dev *fdev);
+void kvreg_file_devs_release(struct kvreg_file *kf);
 
 /* parallel.c */
 int kvreg_parallel_init(void);
@@ -272,7 +323,6 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			 struct kvreg_error *err);
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd);
-void kvreg_reg_dev_revoke(struct kvreg_reg_dev *rd);
 struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va);
 
 /* stage.c: per-stage time, for profiles (debugfs kvreg/stages). */
@@ -320,6 +370,13 @@ static inline void kvreg_set_error(struct kvreg_error *err, u32 reason,
 {
 	err->reason = reason;
 	err->device_index = device_index;
+}
+
+/* Driver failures that mean the device ran out, not a bug. */
+static inline u32 kvreg_driver_reason(int ret)
+{
+	return ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN ?
+	       KVREG_REASON_DEVICE_EXHAUSTED : KVREG_REASON_DEVICE_REFUSED;
 }
 
 static inline int kvreg_bad_arg(struct kvreg_error *err, u32 argument)

@@ -81,13 +81,6 @@ static void kvreg_cg_uncharge(struct kvreg_reg_dev *rd)
 #endif
 }
 
-/* ib_alloc_mr() failures that mean the device ran out, not a bug. */
-static u32 kvreg_driver_reason(int ret)
-{
-	return ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN ?
-	       KVREG_REASON_DEVICE_EXHAUSTED : KVREG_REASON_DEVICE_REFUSED;
-}
-
 struct kvreg_map_job {
 	struct kvreg_reg *reg;
 	struct kvreg_reg_dev *rd;
@@ -122,7 +115,7 @@ static int kvreg_map_group(void *ctx, unsigned int index)
 		if (WARN_ON_ONCE(m == end_mr || nents <= 0))
 			return -EINVAL;
 		t0 = kvreg_stage_begin();
-		mr = ib_alloc_mr(rd->dev->pd, IB_MR_TYPE_MEM_REG,
+		mr = ib_alloc_mr(rd->fdev->pd, IB_MR_TYPE_MEM_REG,
 				 kvreg_mr_alloc_pages(rd->dev, va, left,
 						      rd->page_shift,
 						      job->mr_pages));
@@ -182,7 +175,7 @@ static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 static int kvreg_post_reg_wrs(struct kvreg_reg_dev *rd, int ib_access,
 			      enum ib_wc_status *wc_status)
 {
-	struct kvreg_dev *kdev = rd->dev;
+	struct kvreg_qp *q = &rd->fdev->qp;
 	u32 batch = min_t(u32, rd->nr_mrs, KVREG_WR_BATCH);
 	struct ib_reg_wr *wrs;
 	u32 i, j, n;
@@ -192,7 +185,7 @@ static int kvreg_post_reg_wrs(struct kvreg_reg_dev *rd, int ib_access,
 	if (!wrs)
 		return -ENOMEM;
 
-	mutex_lock(&kdev->qp_mutex);
+	mutex_lock(&q->mutex);
 	for (i = 0; i < rd->nr_mrs && !ret; i += n) {
 		n = min_t(u32, rd->nr_mrs - i, KVREG_WR_BATCH);
 		memset(wrs, 0, n * sizeof(*wrs));
@@ -207,10 +200,10 @@ static int kvreg_post_reg_wrs(struct kvreg_reg_dev *rd, int ib_access,
 			wrs[j].key = mr->rkey;
 			wrs[j].access = ib_access;
 		}
-		ret = kvreg_post_chain(kdev, &wrs[0].wr, &wrs[n - 1].wr,
+		ret = kvreg_post_chain(q, &wrs[0].wr, &wrs[n - 1].wr,
 				       wc_status);
 	}
-	mutex_unlock(&kdev->qp_mutex);
+	mutex_unlock(&q->mutex);
 	kfree(wrs);
 	return ret;
 }
@@ -236,10 +229,19 @@ static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
 	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&rd->sgt);
 	kvreg_stage_end(KVREG_STAGE_DMA_UNMAP, t0);
-	spin_lock(&kdev->mrs_lock);
-	list_del_init(&rd->dev_node);
-	spin_unlock(&kdev->mrs_lock);
+	kvreg_dev_user_del(kdev, &rd->user);
 	rd->mapped = false;
+}
+
+/* Device removal: the keys are revoked at once, the pages stay pinned. */
+static void kvreg_reg_dev_remove(struct kvreg_dev_user *user)
+{
+	struct kvreg_reg_dev *rd = container_of(user, struct kvreg_reg_dev,
+						user);
+
+	lockdep_assert_held_write(&rd->dev->teardown_rwsem);
+	kvreg_reg_dev_release(rd);
+	kvreg_acct_uncharge_mrs(rd);
 }
 
 /*
@@ -286,9 +288,8 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	}
 	/* From here device removal undoes the mapping, if it comes first. */
 	rd->mapped = true;
-	spin_lock(&kdev->mrs_lock);
-	list_add_tail(&rd->dev_node, &kdev->mrs);
-	spin_unlock(&kdev->mrs_lock);
+	rd->user.remove = kvreg_reg_dev_remove;
+	kvreg_dev_user_add(kdev, &rd->user);
 
 	shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
 	rd->page_shift = shift;
@@ -386,13 +387,6 @@ void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd)
 	down_read(&kdev->teardown_rwsem);
 	kvreg_reg_dev_release(rd);
 	up_read(&kdev->teardown_rwsem);
-	kvreg_acct_uncharge_mrs(rd);
-}
-
-void kvreg_reg_dev_revoke(struct kvreg_reg_dev *rd)
-{
-	lockdep_assert_held_write(&rd->dev->teardown_rwsem);
-	kvreg_reg_dev_release(rd);
 	kvreg_acct_uncharge_mrs(rd);
 }
 

@@ -15,10 +15,48 @@ static void kvreg_reg_put_devs(struct kvreg_reg *reg)
 {
 	u32 i = reg->nr_devs;
 
-	while (i--)
+	while (i--) {
+		if (reg->devs[i].fdev)
+			kvreg_file_dev_put(reg->devs[i].fdev);
 		if (reg->devs[i].dev)
 			kvreg_dev_put(reg->devs[i].dev);
+	}
 	kfree(reg);
+}
+
+/*
+ * Every device of @mask, and the file's PD and QP on each (made on the
+ * file's first use of the device), into @reg->devs.
+ */
+static int kvreg_reg_get_devs(struct kvreg_file *kf, struct kvreg_reg *reg,
+			      u64 mask, struct kvreg_error *err)
+{
+	struct kvreg_file_dev *fdev;
+	int ret = 0;
+	u32 bit;
+
+	mutex_lock(&kf->lock);
+	for_each_set_bit(bit, (unsigned long *)&mask, KVREG_MAX_DEVICES) {
+		struct kvreg_reg_dev *rd = &reg->devs[reg->nr_devs];
+
+		INIT_LIST_HEAD(&rd->user.node);
+		rd->reg = reg;
+		rd->dev = kvreg_dev_get(bit);
+		if (!rd->dev) {
+			kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, bit);
+			ret = -ENODEV;
+			break;
+		}
+		reg->nr_devs++;
+		fdev = kvreg_file_dev_get(kf, rd->dev, err);
+		if (IS_ERR(fdev)) {
+			ret = PTR_ERR(fdev);
+			break;
+		}
+		rd->fdev = fdev;
+	}
+	mutex_unlock(&kf->lock);
+	return ret;
 }
 
 /* Undo a registration that got as far as its pages being charged. */
@@ -185,7 +223,7 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	u64 present = kvreg_devices_present();
 	struct kvreg_reg *reg, *same;
 	u64 mask, inject, t0;
-	u32 i, bit, id;
+	u32 i, id;
 	int ret;
 
 	/* Outputs are written, never read: a struct may be reused. */
@@ -227,19 +265,9 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	reg->refs = 1;
 	reg->nr_pages = (PAGE_ALIGN(reg->addr + reg->length) -
 			 (reg->addr & PAGE_MASK)) >> PAGE_SHIFT;
-	for_each_set_bit(bit, (unsigned long *)&mask, KVREG_MAX_DEVICES) {
-		struct kvreg_reg_dev *rd = &reg->devs[reg->nr_devs];
-
-		INIT_LIST_HEAD(&rd->dev_node);
-		rd->reg = reg;
-		rd->dev = kvreg_dev_get(bit);
-		if (!rd->dev) {
-			kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, bit);
-			ret = -ENODEV;
-			goto err_put;
-		}
-		reg->nr_devs++;
-	}
+	ret = kvreg_reg_get_devs(kf, reg, mask, err);
+	if (ret)
+		goto err_put;
 
 	/* Refuse before pinning: what the memory is, then what it costs. */
 	t0 = kvreg_stage_begin();
@@ -431,5 +459,6 @@ void kvreg_file_release(struct kvreg_file *kf)
 		kvreg_reg_destroy(reg);
 	}
 	xa_destroy(&kf->regs);
+	kvreg_file_devs_release(kf);
 	mutex_destroy(&kf->lock);
 }

@@ -110,13 +110,14 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			       struct kvreg_rdma_batch *b)
 {
 	struct kvreg_dev *kdev = local->rd->dev;
+	struct kvreg_qp *q = &local->rd->fdev->qp;
 	u64 lva = local->va, left = arg->length;
 	u64 rva = remote ? remote->va : arg->remote_addr;
 	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 	int ret = 0;
 	u32 n;
 
-	mutex_lock(&kdev->qp_mutex);
+	mutex_lock(&q->mutex);
 	while (left && !ret) {
 		for (n = 0; n < KVREG_WR_BATCH && left; n++) {
 			struct ib_mr *lmr =
@@ -159,10 +160,10 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			left -= seg;
 		}
 		if (!ret)
-			ret = kvreg_post_chain(kdev, &b->wr[0].wr,
+			ret = kvreg_post_chain(q, &b->wr[0].wr,
 					       &b->wr[n - 1].wr, &wc_status);
 	}
-	mutex_unlock(&kdev->qp_mutex);
+	mutex_unlock(&q->mutex);
 
 	if (ret) {
 		kvreg_set_error(&arg->error, ret == -EIO ?

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * An open file's own protection domain on each device it uses, created on
+ * first use, and the QP that serves it there. The file's MRs live in it,
+ * so no QP of another file (another process) can reach them with a
+ * guessed rkey. Device removal takes the PD and QP away; the struct stays
+ * until the file and its registrations let go of it.
+ */
+#include <linux/slab.h>
+
+#include "kvreg.h"
+
+/* Device removal, after every MR of this PD was revoked (they came later). */
+static void kvreg_file_dev_remove(struct kvreg_dev_user *user)
+{
+	struct kvreg_file_dev *fdev =
+		container_of(user, struct kvreg_file_dev, user);
+
+	lockdep_assert_held_write(&fdev->dev->teardown_rwsem);
+	kvreg_qp_destroy(&fdev->qp);
+	ib_dealloc_pd(fdev->pd);
+	fdev->pd = NULL;
+}
+
+static void kvreg_file_dev_release(struct kref *ref)
+{
+	struct kvreg_file_dev *fdev =
+		container_of(ref, struct kvreg_file_dev, ref);
+	struct kvreg_dev *kdev = fdev->dev;
+
+	down_read(&kdev->teardown_rwsem);
+	if (fdev->pd) {
+		kvreg_dev_user_del(kdev, &fdev->user);
+		kvreg_qp_destroy(&fdev->qp);
+		ib_dealloc_pd(fdev->pd);
+	}
+	up_read(&kdev->teardown_rwsem);
+	kvreg_dev_put(kdev);
+	kfree(fdev);
+}
+
+void kvreg_file_dev_put(struct kvreg_file_dev *fdev)
+{
+	kref_put(&fdev->ref, kvreg_file_dev_release);
+}
+
+static struct kvreg_file_dev *kvreg_file_dev_create(struct kvreg_dev *kdev,
+						    struct kvreg_error *err)
+{
+	struct kvreg_file_dev *fdev = kzalloc(sizeof(*fdev), GFP_KERNEL);
+	int ret;
+
+	if (!fdev) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				kdev->index);
+		return ERR_PTR(-ENOMEM);
+	}
+	kref_init(&fdev->ref);
+	INIT_LIST_HEAD(&fdev->file_node);
+	INIT_LIST_HEAD(&fdev->user.node);
+	fdev->user.remove = kvreg_file_dev_remove;
+	fdev->dev = kdev;
+
+	down_read(&kdev->teardown_rwsem);
+	if (kdev->dead) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
+		ret = -ENODEV;
+		goto err_unlock;
+	}
+	fdev->pd = ib_alloc_pd(kdev->ibdev, 0);
+	if (IS_ERR(fdev->pd)) {
+		ret = PTR_ERR(fdev->pd);
+		goto err_driver;
+	}
+	ret = kvreg_qp_create(&fdev->qp, kdev, fdev->pd);
+	if (ret)
+		goto err_pd;
+	kvreg_dev_user_add(kdev, &fdev->user);
+	up_read(&kdev->teardown_rwsem);
+	kref_get(&kdev->ref);
+	return fdev;
+
+err_pd:
+	ib_dealloc_pd(fdev->pd);
+err_driver:
+	kvreg_set_error(err, kvreg_driver_reason(ret), kdev->index);
+	err->driver_errno = ret;
+err_unlock:
+	up_read(&kdev->teardown_rwsem);
+	kfree(fdev);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Caller holds kf->lock. The file's PD and QP on @kdev, made now if this
+ * is the file's first use of it, with a reference for the caller. One
+ * left over from a device that was removed (its index may be reused) is
+ * dropped and replaced.
+ */
+struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
+					  struct kvreg_dev *kdev,
+					  struct kvreg_error *err)
+{
+	struct kvreg_file_dev *fdev, *tmp;
+
+	lockdep_assert_held(&kf->lock);
+	list_for_each_entry_safe(fdev, tmp, &kf->devs, file_node) {
+		if (fdev->dev == kdev && !READ_ONCE(kdev->dead)) {
+			kref_get(&fdev->ref);
+			return fdev;
+		}
+		if (READ_ONCE(fdev->dev->dead)) {
+			list_del_init(&fdev->file_node);
+			kvreg_file_dev_put(fdev);
+		}
+	}
+	fdev = kvreg_file_dev_create(kdev, err);
+	if (IS_ERR(fdev))
+		return fdev;
+	list_add_tail(&fdev->file_node, &kf->devs);
+	kref_get(&fdev->ref);
+	return fdev;
+}
+
+/* The file is going: drop its own references; registrations hold theirs. */
+void kvreg_file_devs_release(struct kvreg_file *kf)
+{
+	struct kvreg_file_dev *fdev, *tmp;
+
+	list_for_each_entry_safe(fdev, tmp, &kf->devs, file_node) {
+		list_del_init(&fdev->file_node);
+		kvreg_file_dev_put(fdev);
+	}
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The kernel QP engine: an RC QP connected to itself, in the protection
+ * domain of the file it serves, that fast-registers MRs and moves data
+ * between them. Keys of a kernel PD work only on kernel QPs of that PD,
+ * so each open file's QP reaches that file's MRs and no one else's.
+ */
+#include <linux/bottom_half.h>
+#include <linux/etherdevice.h>
+#include <rdma/ib_cache.h>
+
+#include "kvreg.h"
+
+/*
+ * Prefer a RoCE v2 GID mapped from IPv4: loopback to it needs no IPv6
+ * route. Any valid GID will do on InfiniBand or when there is none.
+ */
+static const struct ib_gid_attr *kvreg_pick_gid(struct kvreg_dev *kdev)
+{
+	const struct ib_gid_attr *fallback = NULL, *attr;
+	int i;
+
+	/* The IPv4-mapped GID sits right after the link-local ones. */
+	for (i = 0; i < KVREG_GID_SCAN; i++) {
+		attr = rdma_get_gid_attr(kdev->ibdev, kdev->port, i);
+		if (IS_ERR(attr))
+			continue;
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw)) {
+			if (fallback)
+				rdma_put_gid_attr(fallback);
+			return attr;
+		}
+		if (!fallback)
+			fallback = attr;
+		else
+			rdma_put_gid_attr(attr);
+	}
+	return fallback ? fallback : ERR_PTR(-ENODEV);
+}
+
+bool kvreg_qp_path_ready(struct kvreg_dev *kdev)
+{
+	const struct ib_gid_attr *attr = kvreg_pick_gid(kdev);
+
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
+/* Bring the QP from any state to RTS, connected to itself. */
+static int kvreg_qp_connect(struct kvreg_qp *q)
+{
+	struct kvreg_dev *kdev = q->dev;
+	const struct ib_gid_attr *gid_attr;
+	struct ib_qp_attr attr = {};
+	union ib_gid dgid;
+	u16 vlan_id;
+	int ret;
+
+	lockdep_assert_held(&q->mutex);
+	WRITE_ONCE(q->ready, false);
+
+	attr.qp_state = IB_QPS_RESET;
+	ret = ib_modify_qp(q->qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = kdev->port;
+	attr.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			       IB_ACCESS_REMOTE_WRITE;
+	ret = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	gid_attr = kvreg_pick_gid(kdev);
+	if (IS_ERR(gid_attr))
+		return PTR_ERR(gid_attr);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = q->qp->qp_num;
+	attr.rq_psn = 0;
+	attr.max_dest_rd_atomic = 16;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.type = rdma_ah_find_type(kdev->ibdev, kdev->port);
+	rdma_ah_set_port_num(&attr.ah_attr, kdev->port);
+	dgid = gid_attr->gid;
+	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, gid_attr->index, 64, 0);
+	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
+		/* Kernel QPs must bring their own resolved L2 address. */
+		ret = rdma_read_gid_l2_fields(gid_attr, &vlan_id,
+					      attr.ah_attr.roce.dmac);
+		if (ret) {
+			rdma_put_gid_attr(gid_attr);
+			return ret;
+		}
+	} else {
+		rdma_ah_set_dlid(&attr.ah_attr, 0);
+	}
+	ret = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	rdma_put_gid_attr(gid_attr);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = 0;
+	attr.max_rd_atomic = 16;
+	ret = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+	if (ret)
+		return ret;
+	WRITE_ONCE(q->ready, true);
+	return 0;
+}
+
+/*
+ * Caller holds teardown_rwsem of @kdev for read, and has checked it is
+ * not dead. A port that is not up yet is connected at first use.
+ */
+int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
+		    struct ib_pd *pd)
+{
+	struct ib_qp_init_attr init_attr = {};
+	int ret;
+
+	q->dev = kdev;
+	mutex_init(&q->mutex);
+	/* Its own CQ: a chain's completions, flushes included, fit it. */
+	q->cq = ib_alloc_cq(kdev->ibdev, q, KVREG_CQ_DEPTH, 0,
+			    IB_POLL_SOFTIRQ);
+	if (IS_ERR(q->cq))
+		return PTR_ERR(q->cq);
+	init_attr.send_cq = q->cq;
+	init_attr.recv_cq = q->cq;
+	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH;
+	init_attr.cap.max_recv_wr = 1;
+	init_attr.cap.max_send_sge = 1;
+	init_attr.cap.max_recv_sge = 1;
+	init_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init_attr.qp_type = IB_QPT_RC;
+	q->qp = ib_create_qp(pd, &init_attr);
+	if (IS_ERR(q->qp)) {
+		ret = PTR_ERR(q->qp);
+		ib_free_cq(q->cq);
+		return ret;
+	}
+	mutex_lock(&q->mutex);
+	kvreg_qp_connect(q);
+	mutex_unlock(&q->mutex);
+	return 0;
+}
+
+/* Nothing may be in flight: every chain is waited for under @mutex. */
+void kvreg_qp_destroy(struct kvreg_qp *q)
+{
+	ib_destroy_qp(q->qp);
+	ib_free_cq(q->cq);
+	mutex_destroy(&q->mutex);
+}
+
+/*
+ * A chain is signalled on its last work request only. RC completes in
+ * order, so the last completion means every earlier one is done; a failed
+ * earlier request still completes (errors are always reported, and the
+ * rest are flushed), which is what mid_cqe records.
+ */
+struct kvreg_chain_wait {
+	struct ib_cqe mid_cqe;
+	struct ib_cqe last_cqe;
+	struct completion done;
+	enum ib_wc_status status;
+};
+
+static void kvreg_chain_note(struct kvreg_chain_wait *w, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS && w->status == IB_WC_SUCCESS)
+		w->status = wc->status;
+}
+
+static void kvreg_mid_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	kvreg_chain_note(container_of(wc->wr_cqe, struct kvreg_chain_wait,
+				      mid_cqe), wc);
+}
+
+static void kvreg_last_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kvreg_chain_wait *w =
+		container_of(wc->wr_cqe, struct kvreg_chain_wait, last_cqe);
+
+	kvreg_chain_note(w, wc);
+	complete(&w->done);
+}
+
+int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
+		     struct ib_send_wr *last, enum ib_wc_status *wc_status)
+{
+	struct kvreg_chain_wait w = {
+		.mid_cqe.done = kvreg_mid_done,
+		.last_cqe.done = kvreg_last_done,
+		.status = IB_WC_SUCCESS,
+	};
+	const struct ib_send_wr *bad_wr;
+	struct ib_send_wr *wr;
+	int ret;
+
+	lockdep_assert_held(&q->mutex);
+	*wc_status = IB_WC_SUCCESS;
+	/* A QP left in error by an earlier failure is recovered here. */
+	if (!q->ready) {
+		ret = kvreg_qp_connect(q);
+		if (ret)
+			return -ENETDOWN;
+	}
+
+	init_completion(&w.done);
+	for (wr = first; wr; wr = wr->next) {
+		if (wr == last) {
+			wr->wr_cqe = &w.last_cqe;
+			wr->send_flags |= IB_SEND_SIGNALED;
+		} else {
+			wr->wr_cqe = &w.mid_cqe;
+			wr->send_flags &= ~IB_SEND_SIGNALED;
+		}
+	}
+
+	/*
+	 * Software devices (rxe) do their work in tasklets: posted from
+	 * process context those wake ksoftirqd and the caller sleeps until
+	 * it has run. With bottom halves off, they run right here when
+	 * they are turned back on, and short chains are complete before
+	 * the wait below starts. Posting is allowed in atomic context.
+	 */
+	local_bh_disable();
+	ret = ib_post_send(q->qp, first, &bad_wr);
+	local_bh_enable();
+	if (ret) {
+		/* Part of the chain may be queued: flush it before @w dies. */
+		if (bad_wr != first)
+			ib_drain_sq(q->qp);
+		WRITE_ONCE(q->ready, false);
+		return ret;
+	}
+	if (!wait_for_completion_timeout(&w.done, KVREG_WR_TIMEOUT)) {
+		struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+		/*
+		 * A lost completion must not hang the caller: the error state
+		 * flushes every outstanding request, the last one included,
+		 * and only then may @w go.
+		 */
+		dev_warn(&q->dev->ibdev->dev,
+			 "kvreg: work requests timed out, flushing the QP\n");
+		ib_modify_qp(q->qp, &attr, IB_QP_STATE);
+		wait_for_completion(&w.done);
+		WRITE_ONCE(q->ready, false);
+		*wc_status = w.status;
+		return -ETIMEDOUT;
+	}
+	if (w.status != IB_WC_SUCCESS) {
+		WRITE_ONCE(q->ready, false);
+		*wc_status = w.status;
+		return -EIO;
+	}
+	return 0;
+}
