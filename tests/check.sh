@@ -165,8 +165,9 @@ if [ -n "$(guest_wanted debian)" ]; then
 fi
 
 # Debian 13: its 6.12 kernel, built for and tested in a cached chroot.
-echo "=== Debian 13 (chroot cached under /var/cache/kvreg)"
 TRIXIE_OK=
+[ -n "$(guest_wanted trixie)" ] &&
+	echo "=== Debian 13 (chroot cached under /var/cache/kvreg)"
 if [ -z "$(guest_wanted trixie)" ]; then
 	:
 elif TRIXIE=$(tests/guest/trixie.sh prepare 2> "$OUT/trixie-build.log"); then

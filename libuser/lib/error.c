@@ -383,8 +383,12 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 			 (unsigned long long)err->request);
 		break;
 	case KVREG_REASON_FOREIGN_PROCESS:
-		snprintf(buf, size, ": it belongs to process %llu",
-			 (unsigned long long)err->usage);
+		/* STATS carries no record: the owner is not known there. */
+		if (err->usage)
+			snprintf(buf, size, ": it belongs to process %llu",
+				 (unsigned long long)err->usage);
+		else
+			snprintf(buf, size, ": it belongs to another process");
 		break;
 	case KVREG_REASON_ABI_MISMATCH:
 		snprintf(buf, size,
