@@ -198,7 +198,13 @@ struct kvreg_reg {
 	int ib_access;
 	bool writable;
 	bool huge_backed;		/* hugetlb or 2 MiB runs underneath */
-	u32 refs;			/* under kvreg_file.lock */
+	u32 refs;			/* the caller's, under kvreg_file.lock */
+	/*
+	 * Lifetime: one for the handle table, one for each transfer using
+	 * it, so a transfer holds its registrations, not the file's lock.
+	 * The last put unpins and frees.
+	 */
+	struct kref kref;
 	/* On kvreg_file.by_range while in kvreg_file.regs; same lock. */
 	struct rb_node range_node;
 	u64 range_subtree_last;
@@ -359,6 +365,7 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg);
 void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st);
 struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle);
+void kvreg_reg_put(struct kvreg_reg *reg);
 int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
 		    u32 key_size);
 

@@ -377,8 +377,9 @@ out_unlock:
 /*
  * No LOCAL_INV first: ib_dereg_mr() revokes the keys itself and returns
  * only once the device can no longer use them, and no work request of
- * kvreg's can still hold them (transfers complete under the file lock,
- * which deregistration takes first). Only then are the pages unpinned.
+ * kvreg's can still hold them (a transfer holds a reference to both its
+ * registrations until its last completion). Only then are the pages
+ * unpinned.
  */
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd)
 {

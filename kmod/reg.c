@@ -76,10 +76,18 @@ static void kvreg_reg_unwind(struct kvreg_reg *reg, bool pinned)
 	kvreg_reg_put_devs(reg);
 }
 
-static void kvreg_reg_destroy(struct kvreg_reg *reg)
+static void kvreg_reg_release(struct kref *kref)
 {
+	struct kvreg_reg *reg = container_of(kref, struct kvreg_reg, kref);
+
 	atomic64_dec(&kvreg_nr_regs);
 	kvreg_reg_unwind(reg, true);
+}
+
+/* Not under kvreg_file.lock: the last put unpins, which takes a while. */
+void kvreg_reg_put(struct kvreg_reg *reg)
+{
+	kref_put(&reg->kref, kvreg_reg_release);
 }
 
 /*
@@ -263,6 +271,7 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	reg->dev_mask = mask;
 	reg->km = kf->km;
 	reg->refs = 1;
+	kref_init(&reg->kref);
 	reg->nr_pages = (PAGE_ALIGN(reg->addr + reg->length) -
 			 (reg->addr & PAGE_MASK)) >> PAGE_SHIFT;
 	ret = kvreg_reg_get_devs(kf, reg, mask, err);
@@ -372,8 +381,9 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 		err->argument = KVREG_ARG_HANDLE;
 		return ret;
 	}
+	/* A transfer still using it holds it until the transfer ends. */
 	if (reg)
-		kvreg_reg_destroy(reg);
+		kvreg_reg_put(reg);
 	return 0;
 }
 
@@ -456,7 +466,7 @@ void kvreg_file_release(struct kvreg_file *kf)
 
 	xa_for_each(&kf->regs, id, reg) {
 		xa_erase(&kf->regs, id);
-		kvreg_reg_destroy(reg);
+		kvreg_reg_put(reg);
 	}
 	xa_destroy(&kf->regs);
 	kvreg_file_devs_release(kf);

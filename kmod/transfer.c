@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * TRANSFER: RDMA WRITE or READ between two registrations of the caller,
- * through a device's kernel QP, waiting for completion. Keys of a kernel
+ * through the file's kernel QP on a device, waiting for completion. Keys of a kernel
  * PD work only on kernel QPs: this is how the keys kvreg hands out are
  * proven, and where the data path grows.
  */
@@ -34,6 +34,7 @@ static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 	bool removed = false;
 	u32 i;
 
+	lockdep_assert_held(&kf->lock);
 	if (!reg) {
 		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
 				KVREG_NO_DEVICE_INDEX);
@@ -63,6 +64,8 @@ static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 		if (rd->dev->index != device_index)
 			continue;
 		if (READ_ONCE(rd->live)) {
+			/* Held past kf->lock, until the transfer is done. */
+			kref_get(&reg->kref);
 			side->reg = reg;
 			side->rd = rd;
 			side->va = reg->addr + offset;
@@ -182,7 +185,7 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 	bool raw = arg->flags & KVREG_TRANSFER_F_RAW_REMOTE;
 	bool write = arg->opcode == KVREG_OP_WRITE;
 	struct kvreg_error *err = &arg->error;
-	struct kvreg_side local, remote;
+	struct kvreg_side local = {}, remote = {};
 	struct kvreg_rdma_batch *batch;
 	struct kvreg_dev *kdev;
 	int ret;
@@ -197,24 +200,28 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 		return -ENOMEM;
 	}
 
-	/* Held throughout: neither registration may go away under the QP. */
+	/*
+	 * The file's lock only to find both sides: each is then held by a
+	 * reference, so transfers run beside each other and beside
+	 * REGISTER, QUERY and DEREGISTER, and neither side can go away
+	 * under the QP.
+	 */
 	mutex_lock(&kf->lock);
 	ret = kvreg_resolve_side(kf, arg->local_handle, arg->local_offset,
 				 arg->length, arg->device_index,
 				 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
 				 KVREG_ARG_OFFSET, &local, err);
-	if (ret)
-		goto out_unlock;
-	if (!raw) {
+	if (!ret && !raw) {
 		ret = kvreg_resolve_side(kf, arg->remote_handle,
 					 arg->remote_offset, arg->length,
 					 arg->device_index,
 					 write ? KVREG_ACCESS_REMOTE_WRITE :
 					 KVREG_ACCESS_REMOTE_READ,
 					 KVREG_ARG_REMOTE_OFFSET, &remote, err);
-		if (ret)
-			goto out_unlock;
 	}
+	mutex_unlock(&kf->lock);
+	if (ret)
+		goto out_put;
 
 	kdev = local.rd->dev;
 	down_read(&kdev->teardown_rwsem);
@@ -232,8 +239,11 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 					  batch);
 	}
 	up_read(&kdev->teardown_rwsem);
-out_unlock:
-	mutex_unlock(&kf->lock);
+out_put:
+	if (remote.reg)
+		kvreg_reg_put(remote.reg);
+	if (local.reg)
+		kvreg_reg_put(local.reg);
 	kfree(batch);
 	return ret;
 }
