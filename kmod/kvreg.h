@@ -198,7 +198,7 @@ struct kvreg_reg {
 	int ib_access;
 	bool writable;
 	bool huge_backed;		/* hugetlb or 2 MiB runs underneath */
-	u32 refs;			/* the caller's, under kvreg_file.lock */
+	u32 refs;			/* callers'; kvreg_file.lock */
 	/*
 	 * Lifetime: one for the handle table, one for each transfer using
 	 * it, so a transfer holds its registrations, not the file's lock.

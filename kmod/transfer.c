@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * TRANSFER: RDMA WRITE or READ between two registrations of the caller,
- * through the file's kernel QP on a device, waiting for completion. Keys of a kernel
- * PD work only on kernel QPs: this is how the keys kvreg hands out are
- * proven, and where the data path grows.
+ * through the file's kernel QP on a device, waiting for completion. Keys
+ * of a kernel PD work only on kernel QPs of that PD: this is how the keys
+ * kvreg hands out are proven, and where the data path grows.
  */
 #include <linux/capability.h>
 #include <linux/slab.h>
