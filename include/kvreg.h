@@ -10,6 +10,7 @@
 #ifndef KVREG_LIB_H
 #define KVREG_LIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,11 @@ int kvreg_open_path(struct kvreg **kvp, const char *path,
 void kvreg_close(struct kvreg *kv);
 int kvreg_fd(const struct kvreg *kv);
 uint32_t kvreg_module_abi_version(const struct kvreg *kv);
+/*
+ * Whether the module can do every KVREG_FEATURE_* bit in feature, as it
+ * said at open; kvreg_features() asks it again.
+ */
+bool kvreg_has_feature(const struct kvreg *kv, uint64_t feature);
 
 /* device.c */
 int kvreg_devices(struct kvreg *kv, struct kvreg_device_info *devices,
@@ -57,6 +63,8 @@ int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
 int kvreg_set_budget(struct kvreg *kv, uint32_t flags, uint64_t max_mrs,
 		     uint64_t max_pinned_bytes, struct kvreg_budget *now,
 		     struct kvreg_error *err);
+int kvreg_features(struct kvreg *kv, uint64_t *features,
+		   struct kvreg_error *err);
 /* Every process using kvreg, host-wide; needs CAP_SYS_ADMIN. */
 int kvreg_procs(struct kvreg *kv, struct kvreg_proc_info *procs,
 		unsigned int capacity, unsigned int *count,

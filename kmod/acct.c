@@ -248,7 +248,8 @@ static int kvreg_budget_value(u64 want, unsigned long dflt, u64 *own,
 	return 0;
 }
 
-int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b)
+int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b,
+			  struct kvreg_error *err)
 {
 	const u32 known = KVREG_BUDGET_F_MRS | KVREG_BUDGET_F_BYTES |
 			  KVREG_BUDGET_F_DEFAULTS;
@@ -257,7 +258,9 @@ int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b)
 
 	if ((b->flags & ~known) || ((b->flags & KVREG_BUDGET_F_DEFAULTS) &&
 				    (b->flags & ~KVREG_BUDGET_F_DEFAULTS)))
-		return kvreg_bad_arg(&b->error, KVREG_ARG_FLAGS);
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (b->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 
 	mutex_lock(&kvreg_acct_lock);
 	mrs = km->own_max_mrs;
@@ -269,11 +272,11 @@ int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b)
 	if (b->flags & KVREG_BUDGET_F_MRS)
 		ret = kvreg_budget_value(b->max_mrs,
 					 READ_ONCE(kvreg_max_mrs_per_process),
-					 &mrs, &b->error);
+					 &mrs, err);
 	if (!ret && (b->flags & KVREG_BUDGET_F_BYTES))
 		ret = kvreg_budget_value(b->max_pinned_bytes,
 					 READ_ONCE(kvreg_max_bytes_per_process),
-					 &bytes, &b->error);
+					 &bytes, err);
 	/* All or nothing: a refused half changes neither. */
 	if (!ret) {
 		km->own_max_mrs = mrs;
@@ -315,7 +318,7 @@ u64 kvreg_acct_host_pinned_bytes(void)
 	return bytes;
 }
 
-int kvreg_acct_procs(struct kvreg_procs *arg)
+int kvreg_acct_procs(struct kvreg_procs *arg, struct kvreg_error *err)
 {
 	struct kvreg_proc_info *infos;
 	struct kvreg_mm *km;
@@ -329,6 +332,8 @@ int kvreg_acct_procs(struct kvreg_procs *arg)
 	infos = kvcalloc(max(n, 1U), sizeof(*infos), GFP_KERNEL);
 	if (!infos) {
 		mutex_unlock(&kvreg_acct_lock);
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
 		return -ENOMEM;
 	}
 	n = 0;
@@ -348,12 +353,9 @@ int kvreg_acct_procs(struct kvreg_procs *arg)
 
 	copied = min(n, arg->capacity);
 	for (arg->count = 0; arg->count < copied; arg->count++) {
-		char __user *dst = u64_to_user_ptr(arg->entries) +
-				   (size_t)arg->count * arg->entry_size;
-
-		if (copy_to_user(dst, &infos[arg->count], sizeof(*infos)) ||
-		    clear_user(dst + sizeof(*infos),
-			       arg->entry_size - sizeof(*infos))) {
+		if (kvreg_copy_entry(arg->entries, arg->entry_size, arg->count,
+				     &infos[arg->count], sizeof(*infos))) {
+			kvreg_bad_arg(err, KVREG_ARG_POINTER);
 			ret = -EFAULT;
 			break;
 		}

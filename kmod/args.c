@@ -62,13 +62,15 @@ int kvreg_access_to_ib(u32 access)
 	return ib_access;
 }
 
-int kvreg_check_register(struct kvreg_register *arg, u64 present)
+int kvreg_check_register(struct kvreg_register *arg, u64 present,
+			 struct kvreg_error *err)
 {
-	struct kvreg_error *err = &arg->error;
 	u64 missing;
 
 	if (arg->flags & ~KVREG_REG_F_ALLOW_OVERLAP)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	/* request: the flags given; limit: the ones that may be given. */
 	err->request = arg->access;
 	if (arg->access & ~KVREG_ACCESS_ALL) {
@@ -114,7 +116,7 @@ int kvreg_check_register(struct kvreg_register *arg, u64 present)
  */
 struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
 				  struct kvreg_register *arg, u64 mask,
-				  int *ret)
+				  struct kvreg_error *err, int *ret)
 {
 	u64 last = arg->addr + arg->length - 1;
 	struct kvreg_reg *reg, *overlap = NULL;
@@ -131,11 +133,10 @@ struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
 	}
 	if (!overlap || (arg->flags & KVREG_REG_F_ALLOW_OVERLAP))
 		return NULL;
-	kvreg_set_error(&arg->error, KVREG_REASON_OVERLAP,
-			KVREG_NO_DEVICE_INDEX);
-	arg->error.address = overlap->addr;
-	arg->error.limit = overlap->length;
-	arg->error.usage = overlap->handle;
+	kvreg_set_error(err, KVREG_REASON_OVERLAP, KVREG_NO_DEVICE_INDEX);
+	err->address = overlap->addr;
+	err->limit = overlap->length;
+	err->usage = overlap->handle;
 	*ret = -EEXIST;
 	return NULL;
 }

@@ -21,6 +21,7 @@
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
 #include <linux/timekeeping.h>
+#include <linux/uaccess.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -252,10 +253,11 @@ int kvreg_acct_charge_pages(struct kvreg_mm *km, unsigned long nr_pages,
 void kvreg_acct_uncharge_pages(struct kvreg_mm *km, unsigned long nr_pages);
 int kvreg_acct_charge_mrs(struct kvreg_reg *reg, struct kvreg_error *err);
 void kvreg_acct_uncharge_mrs(struct kvreg_reg_dev *rd);
-int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b);
+int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b,
+			  struct kvreg_error *err);
 void kvreg_acct_stats(struct kvreg_mm *km, struct kvreg_stats *st);
 u64 kvreg_acct_host_pinned_bytes(void);
-int kvreg_acct_procs(struct kvreg_procs *arg);
+int kvreg_acct_procs(struct kvreg_procs *arg, struct kvreg_error *err);
 u64 kvreg_device_mr_limit(struct kvreg_dev *kdev);
 
 /* vma.c */
@@ -302,12 +304,13 @@ void kvreg_unpin(struct kvreg_reg *reg);
 
 /* args.c */
 int kvreg_access_to_ib(u32 access);
-int kvreg_check_register(struct kvreg_register *arg, u64 present);
+int kvreg_check_register(struct kvreg_register *arg, u64 present,
+			 struct kvreg_error *err);
 void kvreg_range_insert(struct kvreg_file *kf, struct kvreg_reg *reg);
 void kvreg_range_remove(struct kvreg_file *kf, struct kvreg_reg *reg);
 struct kvreg_reg *kvreg_find_same(struct kvreg_file *kf,
 				  struct kvreg_register *arg, u64 mask,
-				  int *ret);
+				  struct kvreg_error *err, int *ret);
 
 /* plan.c: pure arithmetic, no locks, no allocation. */
 u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
@@ -359,10 +362,12 @@ void kvreg_stages_debugfs(struct dentry *dir);
 /* reg.c */
 void kvreg_file_init(struct kvreg_file *kf);
 void kvreg_file_release(struct kvreg_file *kf);
-int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg);
+int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
+		   struct kvreg_error *err);
 int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 		     struct kvreg_error *err);
-int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg);
+int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
+		struct kvreg_error *err);
 void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st);
 struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle);
 void kvreg_reg_put(struct kvreg_reg *reg);
@@ -370,7 +375,8 @@ int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
 		    u32 key_size);
 
 /* transfer.c */
-int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg);
+int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
+		   struct kvreg_error *err);
 
 static inline void kvreg_set_error(struct kvreg_error *err, u32 reason,
 				   u32 device_index)
@@ -384,6 +390,21 @@ static inline u32 kvreg_driver_reason(int ret)
 {
 	return ret == -ENOMEM || ret == -ENOSPC || ret == -EAGAIN ?
 	       KVREG_REASON_DEVICE_EXHAUSTED : KVREG_REASON_DEVICE_REFUSED;
+}
+
+/*
+ * Entry @i of a caller's array of @entry_size-byte entries (entry_size is
+ * checked >= @len): what this module knows, then zeroes.
+ */
+static inline int kvreg_copy_entry(u64 base, u32 entry_size, u32 i,
+				   const void *src, size_t len)
+{
+	char __user *dst = u64_to_user_ptr(base) + (size_t)i * entry_size;
+
+	if (copy_to_user(dst, src, len) ||
+	    (entry_size > len && clear_user(dst + len, entry_size - len)))
+		return -EFAULT;
+	return 0;
 }
 
 static inline int kvreg_bad_arg(struct kvreg_error *err, u32 argument)

@@ -15,176 +15,179 @@
 
 #include "kvreg.h"
 
-/* The published sizes of the ABI structs: the least a caller may pass. */
-static_assert(sizeof(struct kvreg_error) == 56);
+/* The first published sizes of the ABI structs: the least a caller passes. */
+static_assert(sizeof(struct kvreg_error) == KVREG_ERROR_SIZE_VER0);
 static_assert(sizeof(struct kvreg_abi_version) == 16);
 static_assert(sizeof(struct kvreg_device_info) == 112);
-static_assert(sizeof(struct kvreg_devices) == 32);
+static_assert(sizeof(struct kvreg_devices) == KVREG_DEVICES_SIZE_VER0);
 static_assert(sizeof(struct kvreg_key) == 32);
-static_assert(sizeof(struct kvreg_register) == 128);
-static_assert(sizeof(struct kvreg_deregister) == 72);
-static_assert(sizeof(struct kvreg_query) == 144);
-static_assert(sizeof(struct kvreg_transfer) == 128);
-static_assert(sizeof(struct kvreg_stats) == 120);
-static_assert(sizeof(struct kvreg_budget) == 80);
+static_assert(sizeof(struct kvreg_register) == KVREG_REGISTER_SIZE_VER0);
+static_assert(sizeof(struct kvreg_deregister) == KVREG_DEREGISTER_SIZE_VER0);
+static_assert(sizeof(struct kvreg_query) == KVREG_QUERY_SIZE_VER0);
+static_assert(sizeof(struct kvreg_transfer) == KVREG_TRANSFER_SIZE_VER0);
+static_assert(sizeof(struct kvreg_stats) == KVREG_STATS_SIZE_VER0);
+static_assert(sizeof(struct kvreg_budget) == KVREG_BUDGET_SIZE_VER0);
 static_assert(sizeof(struct kvreg_proc_info) == 64);
-static_assert(sizeof(struct kvreg_procs) == 32);
+static_assert(sizeof(struct kvreg_procs) == KVREG_PROCS_SIZE_VER0);
+static_assert(sizeof(struct kvreg_features) == KVREG_FEATURES_SIZE_VER0);
 
 static struct dentry *kvreg_debugfs;
 
-/*
- * Copy in an argument struct that begins with its size: at least the
- * published size, at most anything whose unknown tail is zero.
- */
-static int kvreg_arg_in(void *karg, size_t ksize, const void __user *uarg,
-			u32 *usize)
+/* What every argument struct but kvreg_abi_version begins with. */
+struct kvreg_arg_head {
+	u32 size;
+	u32 flags;
+	u64 error;
+	u32 error_size;
+};
+
+#define KVREG_HEAD_CHECK(type)						\
+	static_assert(offsetof(type, flags) == 4 &&			\
+		      offsetof(type, error) == 8 &&			\
+		      offsetof(type, error_size) == 16)
+KVREG_HEAD_CHECK(struct kvreg_devices);
+KVREG_HEAD_CHECK(struct kvreg_register);
+KVREG_HEAD_CHECK(struct kvreg_deregister);
+KVREG_HEAD_CHECK(struct kvreg_query);
+KVREG_HEAD_CHECK(struct kvreg_transfer);
+KVREG_HEAD_CHECK(struct kvreg_stats);
+KVREG_HEAD_CHECK(struct kvreg_budget);
+KVREG_HEAD_CHECK(struct kvreg_procs);
+KVREG_HEAD_CHECK(struct kvreg_features);
+
+/* Room for any argument struct this module knows. */
+union kvreg_args {
+	struct kvreg_arg_head head;
+	struct kvreg_devices devices;
+	struct kvreg_register reg;
+	struct kvreg_deregister dereg;
+	struct kvreg_query query;
+	struct kvreg_transfer transfer;
+	struct kvreg_stats stats;
+	struct kvreg_budget budget;
+	struct kvreg_procs procs;
+	struct kvreg_features features;
+};
+
+static int kvreg_cmd_devices(struct kvreg_file *kf, void *karg,
+			     struct kvreg_error *err)
 {
-	int ret;
-
-	if (get_user(*usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (*usize < ksize)
-		return -EINVAL;
-	ret = copy_struct_from_user(karg, ksize, uarg, *usize);
-	if (ret)
-		return ret;
-	/* Output fields and the error record start out clean. */
-	*(u32 *)karg = ksize;
-	return 0;
-}
-
-static int kvreg_arg_out(void __user *uarg, const void *karg, size_t ksize)
-{
-	return copy_to_user(uarg, karg, ksize) ? -EFAULT : 0;
-}
-
-static void kvreg_error_reset(struct kvreg_error *err)
-{
-	memset(err, 0, sizeof(*err));
-	err->device_index = KVREG_NO_DEVICE_INDEX;
-}
-
-/*
- * Copy in a @type, evaluate @body on it as karg, and copy it back even when
- * @body failed: the error record travels in it.
- */
-#define KVREG_IOCTL(type, uarg, body)					\
-({									\
-	void __user *uarg_ = (uarg);					\
-	type karg;							\
-	u32 usize;							\
-	int ret = kvreg_arg_in(&karg, sizeof(karg), uarg_, &usize);	\
-	if (!ret) {							\
-		kvreg_error_reset(&karg.error);				\
-		ret = (body);						\
-		if (kvreg_arg_out(uarg_, &karg, sizeof(karg)))		\
-			ret = -EFAULT;					\
-	}								\
-	ret;								\
-})
-
-static int kvreg_ioctl_abi(void __user *uarg)
-{
-	struct kvreg_abi_version abi;
-	u32 usize;
-	int ret;
-
-	ret = kvreg_arg_in(&abi, sizeof(abi), uarg, &usize);
-	if (ret)
-		return ret;
-	if (abi.flags || abi.abi_version || abi.max_devices)
-		return -EINVAL;
-	abi.abi_version = KVREG_ABI_VERSION;
-	abi.max_devices = KVREG_MAX_DEVICES;
-	return kvreg_arg_out(uarg, &abi, sizeof(abi));
-}
-
-static int kvreg_ioctl_devices(void __user *uarg)
-{
+	struct kvreg_devices *arg = karg;
 	struct kvreg_device_info info;
-	struct kvreg_devices arg;
-	char __user *entries;
 	u64 present;
-	u32 usize, bit;
-	int ret;
+	u32 bit;
 
-	ret = kvreg_arg_in(&arg, sizeof(arg), uarg, &usize);
-	if (ret)
-		return ret;
-	if (arg.flags || arg.reserved || arg.count)
-		return -EINVAL;
-	if (arg.capacity && arg.entry_size < sizeof(info))
-		return -EINVAL;
-	entries = u64_to_user_ptr(arg.entries);
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->count)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	if (arg->capacity && arg->entry_size < sizeof(info))
+		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
 	present = kvreg_devices_present();
 	for_each_set_bit(bit, (unsigned long *)&present, KVREG_MAX_DEVICES) {
 		/* Removed since the snapshot: not listed. */
 		if (kvreg_fill_device_info(bit, &info))
 			continue;
-		if (arg.count < arg.capacity) {
-			char __user *dst = entries +
-					   (size_t)arg.count * arg.entry_size;
-
-			if (copy_to_user(dst, &info, sizeof(info)) ||
-			    clear_user(dst + sizeof(info),
-				       arg.entry_size - sizeof(info)))
-				return -EFAULT;
+		if (arg->count < arg->capacity &&
+		    kvreg_copy_entry(arg->entries, arg->entry_size, arg->count,
+				     &info, sizeof(info))) {
+			kvreg_bad_arg(err, KVREG_ARG_POINTER);
+			return -EFAULT;
 		}
-		arg.count++;
+		arg->count++;
 	}
-	return kvreg_arg_out(uarg, &arg, sizeof(arg));
-}
-
-static int kvreg_ioctl_stats(struct kvreg_file *kf, void __user *uarg)
-{
-	struct kvreg_stats st;
-	u32 usize;
-	int ret;
-
-	ret = kvreg_arg_in(&st, sizeof(st), uarg, &usize);
-	if (ret)
-		return ret;
-	if (st.flags)
-		return -EINVAL;
-	/* Everything else is output. */
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	st.registrations = atomic64_read(&kvreg_nr_regs);
-	st.mrs = atomic64_read(&kvreg_nr_mrs);
-	st.devices = hweight64(kvreg_devices_present());
-	kvreg_file_stats(kf, &st);
-	return kvreg_arg_out(uarg, &st, sizeof(st));
-}
-
-static int kvreg_ioctl_procs(void __user *uarg)
-{
-	struct kvreg_procs arg;
-	u32 usize;
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kvreg_arg_in(&arg, sizeof(arg), uarg, &usize);
-	if (ret)
-		return ret;
-	if (arg.flags || arg.reserved ||
-	    (arg.capacity && arg.entry_size < sizeof(struct kvreg_proc_info)))
-		return -EINVAL;
-	ret = kvreg_acct_procs(&arg);
-	return ret ?: kvreg_arg_out(uarg, &arg, sizeof(arg));
-}
-
-static int kvreg_check_dereg(struct kvreg_deregister *arg)
-{
-	if (arg->flags)
-		return kvreg_bad_arg(&arg->error, KVREG_ARG_FLAGS);
 	return 0;
+}
+
+static int kvreg_cmd_stats(struct kvreg_file *kf, void *karg,
+			   struct kvreg_error *err)
+{
+	struct kvreg_stats *st = karg;
+
+	if (st->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	/* Everything past the head is output. */
+	memset((char *)st + sizeof(struct kvreg_arg_head), 0,
+	       sizeof(*st) - sizeof(struct kvreg_arg_head));
+	st->registrations = atomic64_read(&kvreg_nr_regs);
+	st->mrs = atomic64_read(&kvreg_nr_mrs);
+	st->devices = hweight64(kvreg_devices_present());
+	kvreg_file_stats(kf, st);
+	return 0;
+}
+
+static int kvreg_cmd_procs(struct kvreg_file *kf, void *karg,
+			   struct kvreg_error *err)
+{
+	struct kvreg_procs *arg = karg;
+
+	if (!capable(CAP_SYS_ADMIN)) {
+		kvreg_set_error(err, KVREG_REASON_NOT_PERMITTED,
+				KVREG_NO_DEVICE_INDEX);
+		return -EPERM;
+	}
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->capacity && arg->entry_size < sizeof(struct kvreg_proc_info))
+		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
+	return kvreg_acct_procs(arg, err);
+}
+
+static int kvreg_cmd_features(struct kvreg_file *kf, void *karg,
+			      struct kvreg_error *err)
+{
+	struct kvreg_features *arg = karg;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	arg->max_devices = KVREG_MAX_DEVICES;
+	arg->features = KVREG_FEATURE_FILE_PD |
+			KVREG_FEATURE_PARALLEL_TRANSFER |
+			KVREG_FEATURE_RAW_REMOTE;
+	return 0;
+}
+
+static int kvreg_cmd_register(struct kvreg_file *kf, void *karg,
+			      struct kvreg_error *err)
+{
+	return kvreg_register(kf, karg, err);
+}
+
+static int kvreg_cmd_deregister(struct kvreg_file *kf, void *karg,
+				struct kvreg_error *err)
+{
+	struct kvreg_deregister *arg = karg;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	return kvreg_deregister(kf, arg->handle, err);
+}
+
+static int kvreg_cmd_query(struct kvreg_file *kf, void *karg,
+			   struct kvreg_error *err)
+{
+	return kvreg_query(kf, karg, err);
+}
+
+static int kvreg_cmd_transfer(struct kvreg_file *kf, void *karg,
+			      struct kvreg_error *err)
+{
+	return kvreg_transfer(kf, karg, err);
+}
+
+static int kvreg_cmd_budget(struct kvreg_file *kf, void *karg,
+			    struct kvreg_error *err)
+{
+	return kvreg_acct_set_budget(kf->km, karg, err);
 }
 
 /*
  * A file belongs to the process that opened it: its budget, its memlock
  * charge and its pages. Another process (a fork child, a receiver of the
- * fd) may close it, nothing else.
+ * fd) may close it; of the calls on it, only the ones that concern no
+ * process (DEVICES, FEATURES, PROCS) answer it.
  */
 static int kvreg_owner(struct kvreg_file *kf, struct kvreg_error *err)
 {
@@ -196,78 +199,135 @@ static int kvreg_owner(struct kvreg_file *kf, struct kvreg_error *err)
 	return -EPERM;
 }
 
-/* One function a command: each argument struct gets a frame of its own. */
-static noinline_for_stack int kvreg_ioctl_register(struct kvreg_file *kf,
-						   void __user *uarg)
+struct kvreg_cmd {
+	unsigned int cmd;
+	u32 size_ver0;		/* the least a caller may pass */
+	u32 size;		/* what this module knows */
+	bool owner_only;	/* the file's own process only */
+	int (*handler)(struct kvreg_file *kf, void *karg,
+		       struct kvreg_error *err);
+};
+
+#define KVREG_CMD(_cmd, type, ver0, owner, fn)				\
+	{ .cmd = (_cmd), .size_ver0 = (ver0), .size = sizeof(type),	\
+	  .owner_only = (owner), .handler = (fn) }
+
+static const struct kvreg_cmd kvreg_cmds[] = {
+	KVREG_CMD(KVREG_IOC_DEVICES, struct kvreg_devices,
+		  KVREG_DEVICES_SIZE_VER0, false, kvreg_cmd_devices),
+	KVREG_CMD(KVREG_IOC_REGISTER, struct kvreg_register,
+		  KVREG_REGISTER_SIZE_VER0, true, kvreg_cmd_register),
+	KVREG_CMD(KVREG_IOC_DEREGISTER, struct kvreg_deregister,
+		  KVREG_DEREGISTER_SIZE_VER0, true, kvreg_cmd_deregister),
+	KVREG_CMD(KVREG_IOC_QUERY, struct kvreg_query,
+		  KVREG_QUERY_SIZE_VER0, true, kvreg_cmd_query),
+	KVREG_CMD(KVREG_IOC_TRANSFER, struct kvreg_transfer,
+		  KVREG_TRANSFER_SIZE_VER0, true, kvreg_cmd_transfer),
+	KVREG_CMD(KVREG_IOC_STATS, struct kvreg_stats,
+		  KVREG_STATS_SIZE_VER0, true, kvreg_cmd_stats),
+	KVREG_CMD(KVREG_IOC_SET_BUDGET, struct kvreg_budget,
+		  KVREG_BUDGET_SIZE_VER0, true, kvreg_cmd_budget),
+	KVREG_CMD(KVREG_IOC_PROCS, struct kvreg_procs,
+		  KVREG_PROCS_SIZE_VER0, false, kvreg_cmd_procs),
+	KVREG_CMD(KVREG_IOC_FEATURES, struct kvreg_features,
+		  KVREG_FEATURES_SIZE_VER0, false, kvreg_cmd_features),
+};
+
+/* The one call without an error record, the first a client makes. */
+static int kvreg_ioctl_abi(void __user *uarg)
 {
-	return KVREG_IOCTL(struct kvreg_register, uarg,
-			   kvreg_owner(kf, &karg.error) ?:
-			   kvreg_register(kf, &karg));
+	struct kvreg_abi_version abi;
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < sizeof(abi))
+		return -EINVAL;
+	if (usize > KVREG_MAX_ARG_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(&abi, sizeof(abi), uarg, usize);
+	if (ret)
+		return ret;
+	if (abi.flags || abi.abi_version || abi.max_devices)
+		return -EINVAL;
+	abi.size = sizeof(abi);
+	abi.abi_version = KVREG_ABI_VERSION;
+	abi.max_devices = KVREG_MAX_DEVICES;
+	return copy_to_user(uarg, &abi, sizeof(abi)) ? -EFAULT : 0;
 }
 
-static noinline_for_stack int kvreg_ioctl_deregister(struct kvreg_file *kf,
-						     void __user *uarg)
+/*
+ * The record goes where the caller said, as much of it as the caller has
+ * room for; room beyond what this module knows is zeroed.
+ */
+static int kvreg_error_out(const struct kvreg_arg_head *head,
+			   const struct kvreg_error *err)
 {
-	return KVREG_IOCTL(struct kvreg_deregister, uarg,
-			   kvreg_owner(kf, &karg.error) ?:
-			   kvreg_check_dereg(&karg) ?:
-			   kvreg_deregister(kf, karg.handle, &karg.error));
+	void __user *dst = u64_to_user_ptr(head->error);
+	size_t n = min_t(size_t, head->error_size, sizeof(*err));
+
+	if (copy_to_user(dst, err, n))
+		return -EFAULT;
+	if (head->error_size > n && clear_user(dst + n, head->error_size - n))
+		return -EFAULT;
+	return 0;
 }
 
-static noinline_for_stack int kvreg_ioctl_query(struct kvreg_file *kf,
-						void __user *uarg)
+/*
+ * Copy the struct in (from its first published size up to
+ * KVREG_MAX_ARG_SIZE, an unknown tail zero), run the command, and copy
+ * back what the caller passed of it and the record, failed or not.
+ */
+static long kvreg_run_cmd(struct kvreg_file *kf, const struct kvreg_cmd *c,
+			  void __user *uarg)
 {
-	return KVREG_IOCTL(struct kvreg_query, uarg,
-			   kvreg_owner(kf, &karg.error) ?:
-			   kvreg_query(kf, &karg));
-}
+	struct kvreg_error err = { .device_index = KVREG_NO_DEVICE_INDEX };
+	union kvreg_args karg;
+	u32 usize;
+	int ret;
 
-static noinline_for_stack int kvreg_ioctl_transfer(struct kvreg_file *kf,
-						   void __user *uarg)
-{
-	return KVREG_IOCTL(struct kvreg_transfer, uarg,
-			   kvreg_owner(kf, &karg.error) ?:
-			   kvreg_transfer(kf, &karg));
-}
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < c->size_ver0)
+		return -EINVAL;
+	if (usize > KVREG_MAX_ARG_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(&karg, c->size, uarg, usize);
+	if (ret)
+		return ret;
+	if (karg.head.error_size &&
+	    karg.head.error_size < KVREG_ERROR_SIZE_VER0)
+		return -EINVAL;
+	/* A record that cannot be written fails the call before it runs. */
+	if (karg.head.error_size && kvreg_error_out(&karg.head, &err))
+		return -EFAULT;
+	/* Tells the caller how much of its struct this module read. */
+	karg.head.size = c->size;
 
-static noinline_for_stack int kvreg_ioctl_budget(struct kvreg_file *kf,
-						 void __user *uarg)
-{
-	return KVREG_IOCTL(struct kvreg_budget, uarg,
-			   kvreg_owner(kf, &karg.error) ?:
-			   kvreg_acct_set_budget(kf->km, &karg));
+	ret = c->owner_only ? kvreg_owner(kf, &err) : 0;
+	if (!ret)
+		ret = c->handler(kf, &karg, &err);
+	if (copy_to_user(uarg, &karg, min(usize, c->size)))
+		return -EFAULT;
+	if (karg.head.error_size && kvreg_error_out(&karg.head, &err))
+		return -EFAULT;
+	return ret;
 }
 
 static long kvreg_ioctl(struct file *filp, unsigned int cmd,
 			unsigned long arg)
 {
-	struct kvreg_file *kf = filp->private_data;
 	void __user *uarg = (void __user *)arg;
+	size_t i;
 
-	switch (cmd) {
-	case KVREG_IOC_ABI_VERSION:
+	if (cmd == KVREG_IOC_ABI_VERSION)
 		return kvreg_ioctl_abi(uarg);
-	case KVREG_IOC_DEVICES:
-		return kvreg_ioctl_devices(uarg);
-	case KVREG_IOC_REGISTER:
-		return kvreg_ioctl_register(kf, uarg);
-	case KVREG_IOC_DEREGISTER:
-		return kvreg_ioctl_deregister(kf, uarg);
-	case KVREG_IOC_QUERY:
-		return kvreg_ioctl_query(kf, uarg);
-	case KVREG_IOC_TRANSFER:
-		return kvreg_ioctl_transfer(kf, uarg);
-	case KVREG_IOC_SET_BUDGET:
-		return kvreg_ioctl_budget(kf, uarg);
-	case KVREG_IOC_STATS:
-		if (current->mm != kf->km->mm)
-			return -EPERM;
-		return kvreg_ioctl_stats(kf, uarg);
-	case KVREG_IOC_PROCS:
-		return kvreg_ioctl_procs(uarg);
-	default:
-		return -ENOTTY;
-	}
+	for (i = 0; i < ARRAY_SIZE(kvreg_cmds); i++)
+		if (kvreg_cmds[i].cmd == cmd)
+			return kvreg_run_cmd(filp->private_data,
+					     &kvreg_cmds[i], uarg);
+	return -ENOTTY;
 }
 
 static int kvreg_open(struct inode *inode, struct file *filp)

@@ -138,7 +138,8 @@ static int kvreg_keys_error(struct kvreg_error *err, int ret)
 
 /* Caller holds kf->lock: hand out @reg's keys, taking a reference if @dup. */
 static int kvreg_register_out(struct kvreg_file *kf, struct kvreg_reg *reg,
-			      struct kvreg_register *arg, bool dup)
+			      struct kvreg_register *arg, bool dup,
+			      struct kvreg_error *err)
 {
 	int nkeys;
 
@@ -146,7 +147,7 @@ static int kvreg_register_out(struct kvreg_file *kf, struct kvreg_reg *reg,
 	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
 				arg->key_size);
 	if (nkeys < 0)
-		return kvreg_keys_error(&arg->error, nkeys);
+		return kvreg_keys_error(err, nkeys);
 	if (dup)
 		reg->refs++;
 	arg->handle = reg->handle;
@@ -196,7 +197,6 @@ static void kvreg_snap_keys(struct kvreg_reg_dev *rd, struct kvreg_key *keys,
 int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
 		    u32 key_size)
 {
-	char __user *dst = u64_to_user_ptr(uptr);
 	struct kvreg_key *keys = NULL;
 	u32 i, n = 0, room = 0;
 	int ret = 0;
@@ -212,22 +212,16 @@ int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
 	}
 	for (i = 0; i < reg->nr_devs; i++)
 		kvreg_snap_keys(&reg->devs[i], keys, room, &n);
-	for (i = 0; i < min(n, room) && !ret; i++) {
-		char __user *slot = dst + (size_t)i * key_size;
-
-		if (copy_to_user(slot, &keys[i], sizeof(*keys)) ||
-		    (key_size > sizeof(*keys) &&
-		     clear_user(slot + sizeof(*keys),
-				key_size - sizeof(*keys))))
-			ret = -EFAULT;
-	}
+	for (i = 0; i < min(n, room) && !ret; i++)
+		ret = kvreg_copy_entry(uptr, key_size, i, &keys[i],
+				       sizeof(*keys));
 	kvfree(keys);
 	return ret ?: n;
 }
 
-int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
+int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
+		   struct kvreg_error *err)
 {
-	struct kvreg_error *err = &arg->error;
 	u64 present = kvreg_devices_present();
 	struct kvreg_reg *reg, *same;
 	u64 mask, inject, t0;
@@ -239,7 +233,7 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	arg->nkeys = 0;
 	arg->out_flags = 0;
 	arg->refs = 0;
-	ret = kvreg_check_register(arg, present);
+	ret = kvreg_check_register(arg, present, err);
 	if (ret)
 		return ret;
 	/* Zero bytes need no pages and no keys: succeed, create nothing. */
@@ -249,9 +243,9 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 
 	/* The same buffer again is the same registration, one more ref. */
 	mutex_lock(&kf->lock);
-	same = kvreg_find_same(kf, arg, mask, &ret);
+	same = kvreg_find_same(kf, arg, mask, err, &ret);
 	if (same)
-		ret = kvreg_register_out(kf, same, arg, true);
+		ret = kvreg_register_out(kf, same, arg, true, err);
 	mutex_unlock(&kf->lock);
 	if (same || ret)
 		return ret;
@@ -316,10 +310,10 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 
 	/* Authoritative: another thread may have registered meanwhile. */
 	mutex_lock(&kf->lock);
-	same = kvreg_find_same(kf, arg, mask, &ret);
+	same = kvreg_find_same(kf, arg, mask, err, &ret);
 	if (same || ret) {
 		if (same)
-			ret = kvreg_register_out(kf, same, arg, true);
+			ret = kvreg_register_out(kf, same, arg, true, err);
 		mutex_unlock(&kf->lock);
 		kvreg_reg_unwind(reg, true);
 		return ret;
@@ -335,7 +329,7 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg)
 	reg->handle = id;
 	kvreg_range_insert(kf, reg);
 	/* Under the lock: nobody may deregister it before the keys are out. */
-	ret = kvreg_register_out(kf, reg, arg, false);
+	ret = kvreg_register_out(kf, reg, arg, false, err);
 	if (ret) {
 		kvreg_range_remove(kf, reg);
 		xa_erase(&kf->regs, id);
@@ -396,15 +390,17 @@ struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle)
 	return xa_load(&kf->regs, handle);
 }
 
-int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg)
+int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
+		struct kvreg_error *err)
 {
-	struct kvreg_error *err = &arg->error;
 	struct kvreg_reg *reg;
 	int nkeys, ret = 0;
 	u32 i;
 
 	if (arg->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	if (arg->keys_capacity && arg->key_size < sizeof(struct kvreg_key))
 		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
 

@@ -78,14 +78,11 @@ static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 	return -ENODEV;
 }
 
-static int kvreg_check_transfer(struct kvreg_transfer *arg)
+static int kvreg_check_transfer(struct kvreg_transfer *arg,
+				struct kvreg_error *err)
 {
-	struct kvreg_error *err = &arg->error;
-
 	if (arg->flags & ~KVREG_TRANSFER_F_RAW_REMOTE)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->reserved)
-		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	if (arg->opcode != KVREG_OP_WRITE && arg->opcode != KVREG_OP_READ)
 		return kvreg_bad_arg(err, KVREG_ARG_OPCODE);
 	if (!arg->length)
@@ -110,7 +107,8 @@ static int kvreg_check_transfer(struct kvreg_transfer *arg)
 static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			       struct kvreg_side *local,
 			       struct kvreg_side *remote,
-			       struct kvreg_rdma_batch *b)
+			       struct kvreg_rdma_batch *b,
+			       struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = local->rd->dev;
 	struct kvreg_qp *q = &local->rd->fdev->qp;
@@ -169,28 +167,28 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	mutex_unlock(&q->mutex);
 
 	if (ret) {
-		kvreg_set_error(&arg->error, ret == -EIO ?
+		kvreg_set_error(err, ret == -EIO ?
 				KVREG_REASON_TRANSFER_FAILED :
 				ret == -ENETDOWN ?
 				KVREG_REASON_DEVICE_NOT_ACTIVE :
 				KVREG_REASON_DEVICE_REFUSED, kdev->index);
-		arg->error.driver_errno = ret;
-		arg->error.wc_status = wc_status;
+		err->driver_errno = ret;
+		err->wc_status = wc_status;
 	}
 	return ret;
 }
 
-int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
+int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
+		   struct kvreg_error *err)
 {
 	bool raw = arg->flags & KVREG_TRANSFER_F_RAW_REMOTE;
 	bool write = arg->opcode == KVREG_OP_WRITE;
-	struct kvreg_error *err = &arg->error;
 	struct kvreg_side local = {}, remote = {};
 	struct kvreg_rdma_batch *batch;
 	struct kvreg_dev *kdev;
 	int ret;
 
-	ret = kvreg_check_transfer(arg);
+	ret = kvreg_check_transfer(arg, err);
 	if (ret)
 		return ret;
 	batch = kmalloc(sizeof(*batch), GFP_KERNEL);
@@ -236,7 +234,7 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg)
 		ret = -ENETDOWN;
 	} else {
 		ret = kvreg_post_transfer(arg, &local, raw ? NULL : &remote,
-					  batch);
+					  batch, err);
 	}
 	up_read(&kdev->teardown_rwsem);
 out_put:

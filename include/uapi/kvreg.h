@@ -6,13 +6,22 @@
  *
  * Rules that keep this ABI extensible (after VFIO's argsz convention):
  *  - every argument struct begins with __u32 size (bytes the caller passes)
- *    and __u32 flags;
+ *    and __u32 flags, then (all but kvreg_abi_version) __u64 error and
+ *    __u32 error_size: where the kernel writes the struct kvreg_error of
+ *    the call, and how many bytes of it the caller has room for. The
+ *    record lives outside the struct, so either can grow on its own;
  *  - commands are _IO() numbers: the size travels in the struct, not in the
  *    command, so a struct may grow at its end without a new command;
  *  - the kernel accepts any size from the first published size of a struct
- *    upward; bytes past what it knows must be zero (E2BIG otherwise);
+ *    (KVREG_*_SIZE_VER0) up to KVREG_MAX_ARG_SIZE; bytes past what it knows
+ *    must be zero (E2BIG otherwise); it writes back no more than the caller
+ *    passed. The error record likewise, from KVREG_ERROR_SIZE_VER0;
+ *  - a struct refused for its size, or whose record cannot be written,
+ *    fails with no record (EINVAL, E2BIG, EFAULT);
  *  - unknown flags and non-zero reserved fields are refused with EINVAL;
- *  - fields are fixed width, padding is explicit, user pointers are __u64.
+ *  - fields are fixed width, padding is explicit, user pointers are __u64;
+ *  - what the module can do is asked with KVREG_IOC_FEATURES, not guessed
+ *    from versions.
  */
 #ifndef _UAPI_KVREG_H
 #define _UAPI_KVREG_H
@@ -20,7 +29,9 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define KVREG_ABI_VERSION	1
+#define KVREG_ABI_VERSION	2
+/* No argument struct is larger; a caller passing more is refused. */
+#define KVREG_MAX_ARG_SIZE	4096
 #define KVREG_DEVICE_PATH	"/dev/kvreg"
 #define KVREG_MAX_DEVICES	64
 #define KVREG_DEVICE_NAME_MAX	64
@@ -88,10 +99,12 @@ enum kvreg_argument {
 };
 
 /*
- * Filled by the kernel when a call that carries it fails; zero on success.
- * Fields that do not apply to the reason are zero (device_index:
- * KVREG_NO_DEVICE_INDEX).
+ * Written by the kernel at the caller's @error pointer: zero on success,
+ * why on failure. Fields that do not apply to the reason are zero
+ * (device_index: KVREG_NO_DEVICE_INDEX). New fields go at the end; the
+ * kernel writes min(error_size, its own size) bytes and zeroes the rest.
  */
+#define KVREG_ERROR_SIZE_VER0	56
 struct kvreg_error {
 	__u32 reason;		/* enum kvreg_reason */
 	__u32 argument;		/* enum kvreg_argument */
@@ -112,7 +125,10 @@ struct kvreg_error {
 					 KVREG_ACCESS_REMOTE_WRITE | \
 					 KVREG_ACCESS_REMOTE_READ)
 
-/* KVREG_IOC_ABI_VERSION: the first call a client makes. Never changes. */
+/*
+ * KVREG_IOC_ABI_VERSION: the first call a client makes. Never changes: it
+ * alone has no error record.
+ */
 struct kvreg_abi_version {
 	__u32 size;
 	__u32 flags;
@@ -136,13 +152,15 @@ struct kvreg_device_info {
 };
 
 /* KVREG_IOC_DEVICES */
+#define KVREG_DEVICES_SIZE_VER0	40
 struct kvreg_devices {
 	__u32 size;
 	__u32 flags;
+	__u64 error;		/* in: user pointer to struct kvreg_error */
+	__u32 error_size;	/* in: bytes there (0: no record) */
 	__u32 count;		/* out: devices present (may exceed capacity) */
 	__u32 capacity;		/* in: entries at @entries */
 	__u32 entry_size;	/* in: sizeof(struct kvreg_device_info) */
-	__u32 reserved;
 	__u64 entries;		/* in: user pointer to the array */
 };
 
@@ -169,49 +187,58 @@ struct kvreg_key {
 #define KVREG_REG_OUT_HUGE_HINT	(1U << 2)
 
 /* KVREG_IOC_REGISTER */
+#define KVREG_REGISTER_SIZE_VER0	88
 struct kvreg_register {
 	__u32 size;
-	__u32 flags;		/* none defined yet */
+	__u32 flags;		/* KVREG_REG_F_* */
+	__u64 error;		/* in: user pointer to struct kvreg_error */
+	__u32 error_size;	/* in: bytes there (0: no record) */
+	__u32 access;		/* KVREG_ACCESS_* */
 	__u64 addr;
 	__u64 length;
-	__u32 access;		/* KVREG_ACCESS_* */
-	__u32 key_size;		/* in: sizeof(struct kvreg_key) */
 	__u64 device_mask;	/* bit i: device index i; 0: every device */
 	__u64 keys;		/* in: user pointer to struct kvreg_key[] */
+	__u32 key_size;		/* in: sizeof(struct kvreg_key) */
 	__u32 keys_capacity;	/* in: entries at @keys (may be 0) */
-	__u32 nkeys;		/* out: MRs created; QUERY returns them all */
 	__u64 handle;		/* out */
+	__u32 nkeys;		/* out: MRs created; QUERY returns them all */
 	__u32 out_flags;	/* out: KVREG_REG_OUT_* */
 	__u32 refs;		/* out: references held on the handle */
-	struct kvreg_error error;
+	__u32 reserved;
 };
 
 /* KVREG_IOC_DEREGISTER: drops one reference; the last one releases. */
+#define KVREG_DEREGISTER_SIZE_VER0	32
 struct kvreg_deregister {
 	__u32 size;
 	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 reserved;
 	__u64 handle;
-	struct kvreg_error error;
 };
 
 /* KVREG_IOC_QUERY */
+#define KVREG_QUERY_SIZE_VER0	104
 struct kvreg_query {
 	__u32 size;
 	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 key_size;
 	__u64 handle;
 	__u64 keys;		/* in: user pointer to struct kvreg_key[] */
 	__u32 keys_capacity;
-	__u32 key_size;
-	__u64 addr;		/* out: as registered */
+	__u32 access;		/* out: as registered, like the rest */
+	__u64 addr;
 	__u64 length;
 	__u64 pinned_addr;	/* out: first pinned page */
 	__u64 pinned_pages;	/* out: base pages pinned */
 	__u64 device_mask;	/* out: devices whose MRs are live */
-	__u32 access;
 	__u32 nkeys;		/* out: live MRs, all devices */
 	__u32 refs;		/* out */
 	__u32 out_flags;	/* out: KVREG_REG_OUT_* */
-	struct kvreg_error error;
+	__u32 reserved;
 };
 
 enum kvreg_transfer_op {
@@ -227,27 +254,32 @@ enum kvreg_transfer_op {
  */
 #define KVREG_TRANSFER_F_RAW_REMOTE	(1U << 0)
 
-/* KVREG_IOC_TRANSFER: RDMA WRITE or READ through the device's kernel QP. */
+/* KVREG_IOC_TRANSFER: RDMA WRITE or READ through the file's kernel QP. */
+#define KVREG_TRANSFER_SIZE_VER0	80
 struct kvreg_transfer {
 	__u32 size;
 	__u32 flags;		/* KVREG_TRANSFER_F_* */
+	__u64 error;
+	__u32 error_size;
 	__u32 opcode;		/* enum kvreg_transfer_op */
 	__u32 device_index;
+	__u32 remote_rkey;	/* only with KVREG_TRANSFER_F_RAW_REMOTE */
 	__u64 local_handle;
 	__u64 local_offset;
 	__u64 remote_handle;	/* 0 with KVREG_TRANSFER_F_RAW_REMOTE */
 	__u64 remote_offset;
 	__u64 remote_addr;	/* only with KVREG_TRANSFER_F_RAW_REMOTE */
-	__u32 remote_rkey;	/* only with KVREG_TRANSFER_F_RAW_REMOTE */
-	__u32 reserved;
 	__u64 length;
-	struct kvreg_error error;
 };
 
 /* KVREG_IOC_STATS: usage against every limit that applies to the caller. */
+#define KVREG_STATS_SIZE_VER0	136
 struct kvreg_stats {
 	__u32 size;
 	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 devices;
 	/* Host-wide, kvreg only. */
 	__u64 pinned_pages;
 	__u64 registrations;
@@ -268,8 +300,8 @@ struct kvreg_stats {
 	 */
 	__u64 memlock_limit;
 	__u64 memlock_used;
-	__u32 devices;
 	__u32 device_mr_reserve_percent;	/* share of max_mr kept free */
+	__u32 reserved;
 };
 
 #define KVREG_BUDGET_F_MRS	(1U << 0)	/* set max_mrs */
@@ -281,12 +313,15 @@ struct kvreg_stats {
  * above the module defaults needs CAP_SYS_RESOURCE. On return both fields
  * hold the budget now in force.
  */
+#define KVREG_BUDGET_SIZE_VER0	40
 struct kvreg_budget {
 	__u32 size;
 	__u32 flags;		/* KVREG_BUDGET_F_* */
+	__u64 error;
+	__u32 error_size;
+	__u32 reserved;
 	__u64 max_mrs;
 	__u64 max_pinned_bytes;
-	struct kvreg_error error;
 };
 
 /* One process using kvreg, as KVREG_IOC_PROCS lists them. */
@@ -302,14 +337,38 @@ struct kvreg_proc_info {
 };
 
 /* KVREG_IOC_PROCS: every process's usage; needs CAP_SYS_ADMIN. */
+#define KVREG_PROCS_SIZE_VER0	40
 struct kvreg_procs {
 	__u32 size;
 	__u32 flags;
+	__u64 error;
+	__u32 error_size;
 	__u32 count;		/* out: processes (may exceed capacity) */
 	__u32 capacity;
 	__u32 entry_size;	/* sizeof(struct kvreg_proc_info) */
-	__u32 reserved;
 	__u64 entries;
+};
+
+/*
+ * KVREG_IOC_FEATURES: what this module can do, as bits, so that a library
+ * learns it instead of guessing from ABI_VERSION. A bit once defined keeps
+ * its meaning; a module that lacks a feature leaves its bit clear.
+ */
+/* Each open file has its own PD: no other file's QP reaches its MRs. */
+#define KVREG_FEATURE_FILE_PD		(1ULL << 0)
+/* Transfers hold their registrations, not the file: they run in parallel. */
+#define KVREG_FEATURE_PARALLEL_TRANSFER	(1ULL << 1)
+/* KVREG_TRANSFER_F_RAW_REMOTE (CAP_SYS_ADMIN): raw address and rkey. */
+#define KVREG_FEATURE_RAW_REMOTE	(1ULL << 2)
+
+#define KVREG_FEATURES_SIZE_VER0	32
+struct kvreg_features {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 max_devices;	/* out: KVREG_MAX_DEVICES of the module */
+	__u64 features;		/* out: KVREG_FEATURE_* */
 };
 
 #define KVREG_IOC_MAGIC		0xCB
@@ -322,5 +381,6 @@ struct kvreg_procs {
 #define KVREG_IOC_STATS		_IO(KVREG_IOC_MAGIC, 0x06)
 #define KVREG_IOC_SET_BUDGET	_IO(KVREG_IOC_MAGIC, 0x07)
 #define KVREG_IOC_PROCS		_IO(KVREG_IOC_MAGIC, 0x08)
+#define KVREG_IOC_FEATURES	_IO(KVREG_IOC_MAGIC, 0x09)
 
 #endif /* _UAPI_KVREG_H */

@@ -18,7 +18,7 @@ int kvreg_devices(struct kvreg *kv, struct kvreg_device_info *devices,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__call(kv, KVREG_IOC_DEVICES, &arg, NULL, err);
+	ret = kvreg__call(kv, KVREG_IOC_DEVICES, &arg, err);
 	if (!ret && count)
 		*count = arg.count;
 	return ret;
@@ -38,7 +38,7 @@ int kvreg_set_budget(struct kvreg *kv, uint32_t flags, uint64_t max_mrs,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__call(kv, KVREG_IOC_SET_BUDGET, &arg, &arg.error, err);
+	ret = kvreg__call(kv, KVREG_IOC_SET_BUDGET, &arg, err);
 	if (now)
 		*now = arg;
 	return ret;
@@ -58,10 +58,7 @@ int kvreg_procs(struct kvreg *kv, struct kvreg_proc_info *procs,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__call(kv, KVREG_IOC_PROCS, &arg, NULL, err);
-	/* Refused for want of CAP_SYS_ADMIN, not for the file's owner. */
-	if (ret == -EPERM)
-		return kvreg__lib_error(err, KVREG_REASON_NOT_PERMITTED, ret);
+	ret = kvreg__call(kv, KVREG_IOC_PROCS, &arg, err);
 	if (!ret && count)
 		*count = arg.count;
 	return ret;
@@ -78,6 +75,22 @@ int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
 		return kvreg__bad_pointer(err);
 	memset(stats, 0, sizeof(*stats));
 	stats->size = sizeof(*stats);
-	ret = kvreg__call(kv, KVREG_IOC_STATS, stats, NULL, err);
+	ret = kvreg__call(kv, KVREG_IOC_STATS, stats, err);
+	return ret;
+}
+
+int kvreg_features(struct kvreg *kv, uint64_t *features,
+		   struct kvreg_error *err)
+{
+	struct kvreg_features arg = { .size = sizeof(arg) };
+	int ret;
+
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!features)
+		return kvreg__bad_pointer(err);
+	ret = kvreg__call(kv, KVREG_IOC_FEATURES, &arg, err);
+	if (!ret)
+		*features = arg.features;
 	return ret;
 }

@@ -7,6 +7,7 @@
 struct kvreg {
 	int fd;
 	uint32_t abi_version;
+	uint64_t features;	/* KVREG_FEATURE_*, asked at open */
 };
 
 struct kvreg_mr {
@@ -31,12 +32,13 @@ void kvreg__error_out(struct kvreg_error *dst, const struct kvreg_error *src);
 /* A required pointer argument is NULL: -EINVAL. */
 int kvreg__bad_pointer(struct kvreg_error *err);
 /*
- * The ioctl, and the caller's record from the kernel's (@kerr, inside
- * @arg; NULL for structs without one), or from the errno when the kernel
- * gave no reason. 0 or -errno.
+ * The ioctl on an argument struct, whose error pointer this points at a
+ * record of its own; the caller's record (if any) gets the kernel's, or
+ * one from the errno when the kernel could not give a reason (the struct
+ * refused, the fd not kvreg's). 0 or -errno.
  */
 int kvreg__call(const struct kvreg *kv, unsigned long cmd, void *arg,
-		const struct kvreg_error *kerr, struct kvreg_error *err);
+		struct kvreg_error *err);
 
 /* error.c, exposed for the unit tests of ABI negotiation. */
 int kvreg__check_abi(uint32_t module_abi, struct kvreg_error *err);

@@ -48,7 +48,7 @@ int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
 	if (!mr)
 		return kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
 	arg.keys = (uintptr_t)mr->keys;
-	ret = kvreg__call(kv, KVREG_IOC_REGISTER, &arg, &arg.error, err);
+	ret = kvreg__call(kv, KVREG_IOC_REGISTER, &arg, err);
 	if (ret) {
 		free(mr);
 		return ret;
@@ -101,7 +101,7 @@ int kvreg_deregister(struct kvreg *kv, struct kvreg_mr *mr,
 	if (!mr)
 		return kvreg__bad_pointer(err);
 	arg.handle = mr->handle;
-	ret = kvreg__call(kv, KVREG_IOC_DEREGISTER, &arg, &arg.error, err);
+	ret = kvreg__call(kv, KVREG_IOC_DEREGISTER, &arg, err);
 	if (!ret)
 		free(mr);
 	return ret;
@@ -122,7 +122,7 @@ int kvreg_query(struct kvreg *kv, uint64_t handle, struct kvreg_query *info,
 
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
-	ret = kvreg__call(kv, KVREG_IOC_QUERY, &arg, &arg.error, err);
+	ret = kvreg__call(kv, KVREG_IOC_QUERY, &arg, err);
 	if (!ret && info)
 		*info = arg;
 	return ret;

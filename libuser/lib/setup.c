@@ -74,6 +74,12 @@ int kvreg_open_path(struct kvreg **kvp, const char *path,
 		return ret;
 	}
 	kv->abi_version = abi.abi_version;
+	ret = kvreg_features(kv, &kv->features, err);
+	if (ret) {
+		close(kv->fd);
+		free(kv);
+		return ret;
+	}
 	*kvp = kv;
 	return 0;
 }
@@ -102,4 +108,9 @@ int kvreg_fd(const struct kvreg *kv)
 uint32_t kvreg_module_abi_version(const struct kvreg *kv)
 {
 	return kv ? kv->abi_version : 0;
+}
+
+bool kvreg_has_feature(const struct kvreg *kv, uint64_t feature)
+{
+	return kv && feature && (kv->features & feature) == feature;
 }

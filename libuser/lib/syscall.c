@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -56,10 +57,6 @@ static void kvreg__errno_reason(const struct kvreg *kv, int ret,
 		if (err)
 			err->usage = (uint64_t)kv->fd;
 		break;
-	case -EPERM:
-		/* The one refusal without a record: a file of another process. */
-		kvreg__lib_error(err, KVREG_REASON_FOREIGN_PROCESS, ret);
-		break;
 	case -ENOMEM:
 		kvreg__lib_error(err, KVREG_REASON_NO_KERNEL_MEMORY, ret);
 		break;
@@ -75,16 +72,30 @@ static void kvreg__errno_reason(const struct kvreg *kv, int ret,
 	}
 }
 
-int kvreg__call(const struct kvreg *kv, unsigned long cmd, void *arg,
-		const struct kvreg_error *kerr, struct kvreg_error *err)
-{
-	int ret = kvreg__ioctl(kv, cmd, arg);
+/* Where every argument struct keeps its error pointer and its size. */
+#define KVREG_HEAD_ERROR	offsetof(struct kvreg_register, error)
+#define KVREG_HEAD_ERROR_SIZE	offsetof(struct kvreg_register, error_size)
+_Static_assert(KVREG_HEAD_ERROR == 8 && KVREG_HEAD_ERROR_SIZE == 16,
+	       "the head of every argument struct");
 
-	if (kerr)
-		kvreg__error_out(err, kerr);
-	else
-		kvreg__error_init(err);
-	if (ret && (!kerr || kerr->reason == KVREG_REASON_NONE))
+int kvreg__call(const struct kvreg *kv, unsigned long cmd, void *arg,
+		struct kvreg_error *err)
+{
+	/* The library's own record: the caller's may be NULL. */
+	struct kvreg_error kerr;
+	uint64_t where = (uintptr_t)&kerr;
+	uint32_t room = sizeof(kerr);
+	int ret;
+
+	kvreg__error_init(&kerr);
+	memcpy((char *)arg + KVREG_HEAD_ERROR, &where, sizeof(where));
+	memcpy((char *)arg + KVREG_HEAD_ERROR_SIZE, &room, sizeof(room));
+	ret = kvreg__ioctl(kv, cmd, arg);
+	/* The caller's struct must not keep a pointer to this frame. */
+	memset((char *)arg + KVREG_HEAD_ERROR, 0, sizeof(where));
+	memset((char *)arg + KVREG_HEAD_ERROR_SIZE, 0, sizeof(room));
+	kvreg__error_out(err, &kerr);
+	if (ret && kerr.reason == KVREG_REASON_NONE)
 		kvreg__errno_reason(kv, ret, err);
 	return ret;
 }

@@ -13,7 +13,7 @@ static int kvreg_do_transfer(struct kvreg *kv, struct kvreg_transfer *arg,
 		return kvreg__bad_pointer(err);
 	arg->size = sizeof(*arg);
 	arg->local_handle = local->handle;
-	return kvreg__call(kv, KVREG_IOC_TRANSFER, arg, &arg->error, err);
+	return kvreg__call(kv, KVREG_IOC_TRANSFER, arg, err);
 }
 
 int kvreg_transfer(struct kvreg *kv, enum kvreg_transfer_op op,

@@ -75,14 +75,16 @@ class _DeviceInfo(ctypes.Structure):
 
 
 class _Stats(ctypes.Structure):
-    _fields_ = [("size", ctypes.c_uint32), ("flags", ctypes.c_uint32)] + [
+    _fields_ = [("size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("error", ctypes.c_uint64), ("error_size", ctypes.c_uint32),
+                ("devices", ctypes.c_uint32)] + [
         (name, ctypes.c_uint64) for name in (
             "pinned_pages", "registrations", "mrs", "host_max_pinned_bytes",
             "file_pinned_pages", "file_registrations", "file_mrs",
             "proc_pinned_bytes", "proc_max_pinned_bytes", "proc_mrs",
             "proc_max_mrs", "memlock_limit", "memlock_used")] + [
-        ("devices", ctypes.c_uint32),
-        ("device_mr_reserve_percent", ctypes.c_uint32)]
+        ("device_mr_reserve_percent", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32)]
 
 
 class KvregError(OSError):
@@ -337,7 +339,8 @@ class Kvreg:
         st = _Stats()
         self._call(_libkvreg().kvreg_stats, ctypes.byref(st))
         return {name: getattr(st, name) for name, _ in _Stats._fields_
-                if name not in ("size", "flags")}
+                if name not in ("size", "flags", "error", "error_size",
+                                "reserved")}
 
     def set_budget(self, max_mrs=None, max_pinned_bytes=None,
                    defaults=False):

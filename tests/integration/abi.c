@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * The ioctl ABI refuses what it does not understand: short or oversized
- * structs with non-zero tails, unknown flags, non-zero reserved fields,
- * unknown commands. A longer struct with a zero tail is accepted (newer
- * userspace, older module).
+ * The ioctl ABI takes every struct from its first published size up, and
+ * refuses what it does not understand: shorter structs, longer ones with a
+ * non-zero tail or past KVREG_MAX_ARG_SIZE, unknown flags, non-zero
+ * reserved fields, unknown commands. The error record goes where the
+ * caller points, as much as it has room for: none, the first published
+ * size, or a larger record whose tail the module zeroes.
  */
 #include <sys/ioctl.h>
 
@@ -14,91 +16,137 @@ static int xioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+/* A register call at @size bytes (its tail from @tail), record at @rec. */
+static int reg_at(int fd, const void *buf, uint32_t size, uint8_t tail,
+		  struct kvreg_error *rec, uint32_t rec_size)
+{
+	static uint8_t big[KVREG_MAX_ARG_SIZE + 64];
+	struct kvreg_register *r = (struct kvreg_register *)big;
+
+	memset(big, 0, sizeof(big));
+	memset(big + sizeof(*r), tail, sizeof(big) - sizeof(*r));
+	r->size = size;
+	r->addr = (uintptr_t)buf;
+	r->length = SZ_4K;
+	r->access = 1U << 9;	/* refused: the record says why */
+	r->error = (uintptr_t)rec;
+	r->error_size = rec_size;
+	return xioctl(fd, KVREG_IOC_REGISTER, r);
+}
+
 int main(void)
 {
 	struct kvreg_abi_version abi = { .size = sizeof(abi) };
+	struct kvreg_features feat = { .size = sizeof(feat) };
 	struct {
-		struct kvreg_register r;
-		uint64_t tail;
-	} big;
+		struct kvreg_error e;
+		uint8_t more[24];
+	} rec;
 	struct kvreg_register r;
 	struct kvreg_transfer t;
 	struct kvreg_devices d;
-	struct kvreg_stats st1;
+	struct kvreg_error e;
 	struct kvt_snap st0;
+	struct kvreg_stats st1;
 	struct kvreg *kv = kvt_open();
 	int fd = kvreg_fd(kv), ret;
 	uint8_t *buf = kvt_map_anon(4 * SZ_4K);
+	size_t i;
 
 	st0 = kvt_snap(kv);
 	CHECK(!xioctl(fd, KVREG_IOC_ABI_VERSION, &abi), "ABI ioctl");
 	CHECK(abi.abi_version == KVREG_ABI_VERSION, "ABI %u", abi.abi_version);
 
-	/* Shorter than the published size. */
-	memset(&r, 0, sizeof(r));
-	r.size = 8;
-	CHECK(xioctl(fd, KVREG_IOC_REGISTER, &r) == -EINVAL, "short size");
+	/* Features: asked, not guessed; what this module has is set. */
+	CHECK(!xioctl(fd, KVREG_IOC_FEATURES, &feat), "features");
+	CHECK((feat.features & KVREG_FEATURE_FILE_PD) &&
+	      feat.max_devices == KVREG_MAX_DEVICES, "features %#llx",
+	      (unsigned long long)feat.features);
+	CHECK(kvreg_has_feature(kv, KVREG_FEATURE_FILE_PD) &&
+	      !kvreg_has_feature(kv, 1ULL << 63), "kvreg_has_feature");
+	feat.flags = 1;
+	feat.error = (uintptr_t)&e;
+	feat.error_size = sizeof(e);
+	CHECK(xioctl(fd, KVREG_IOC_FEATURES, &feat) == -EINVAL &&
+	      e.argument == KVREG_ARG_FLAGS, "features flags");
 
-	/* Longer, with a non-zero tail the module cannot know. */
-	memset(&big, 0, sizeof(big));
-	big.r.size = sizeof(big);
-	big.r.addr = (uintptr_t)buf;
-	big.r.length = SZ_4K;
-	big.r.access = KVREG_ACCESS_LOCAL_WRITE;
-	big.tail = 1;
-	CHECK(xioctl(fd, KVREG_IOC_REGISTER, &big) == -E2BIG, "non-zero tail");
-	/* Longer with a zero tail: accepted, zero length is a no-op. */
-	big.tail = 0;
-	big.r.length = 0;
-	CHECK(!xioctl(fd, KVREG_IOC_REGISTER, &big), "zero tail refused");
+	/* Sizes: the first published one, larger with a zero tail, ... */
+	memset(&rec, 0x5a, sizeof(rec));
+	CHECK(reg_at(fd, buf, KVREG_REGISTER_SIZE_VER0, 0, &rec.e,
+		     sizeof(rec.e)) == -EINVAL &&
+	      rec.e.reason == KVREG_REASON_BAD_ARGUMENT &&
+	      rec.e.argument == KVREG_ARG_ACCESS, "VER0: %u %u", rec.e.reason,
+	      rec.e.argument);
+	CHECK(rec.more[0] == 0x5a, "wrote past the record's size");
+	CHECK(reg_at(fd, buf, KVREG_REGISTER_SIZE_VER0 + 64, 0, &rec.e,
+		     sizeof(rec.e)) == -EINVAL &&
+	      rec.e.argument == KVREG_ARG_ACCESS, "zero tail");
+	/* ... refused with a non-zero tail, and past the cap. */
+	CHECK(reg_at(fd, buf, KVREG_REGISTER_SIZE_VER0 + 64, 1, &rec.e,
+		     sizeof(rec.e)) == -E2BIG, "non-zero tail");
+	CHECK(reg_at(fd, buf, KVREG_MAX_ARG_SIZE + 8, 0, &rec.e,
+		     sizeof(rec.e)) == -E2BIG, "past KVREG_MAX_ARG_SIZE");
+	CHECK(reg_at(fd, buf, KVREG_REGISTER_SIZE_VER0 - 8, 0, &rec.e,
+		     sizeof(rec.e)) == -EINVAL, "short size");
 
-	/* Unknown flag. */
+	/* The record: none asked for, larger (tail zeroed), too small. */
+	CHECK(reg_at(fd, buf, sizeof(r), 0, NULL, 0) == -EINVAL, "no record");
+	memset(&rec, 0x5a, sizeof(rec));
+	CHECK(reg_at(fd, buf, sizeof(r), 0, &rec.e, sizeof(rec)) == -EINVAL &&
+	      rec.e.argument == KVREG_ARG_ACCESS, "larger record");
+	for (i = 0; i < sizeof(rec.more); i++)
+		CHECK(!rec.more[i], "record tail byte %zu not zeroed", i);
+	CHECK(reg_at(fd, buf, sizeof(r), 0, &rec.e, 8) == -EINVAL,
+	      "record smaller than its first size");
+	/* A record the module cannot write: EFAULT, nothing registered. */
+	CHECK(reg_at(fd, buf, sizeof(r), 0, (void *)8, sizeof(rec.e)) ==
+	      -EFAULT, "unwritable record");
+
+	/* Unknown flag, and reserved. */
 	memset(&r, 0, sizeof(r));
 	r.size = sizeof(r);
 	r.addr = (uintptr_t)buf;
 	r.length = SZ_4K;
+	r.error = (uintptr_t)&e;
+	r.error_size = sizeof(e);
 	r.flags = 1U << 31;
 	ret = xioctl(fd, KVREG_IOC_REGISTER, &r);
-	CHECK(ret == -EINVAL && r.error.reason == KVREG_REASON_BAD_ARGUMENT &&
-	      r.error.argument == KVREG_ARG_FLAGS, "unknown flag: %d %u %u",
-	      ret, r.error.reason, r.error.argument);
-
-	/* Unknown access bit. */
+	CHECK(ret == -EINVAL && e.reason == KVREG_REASON_BAD_ARGUMENT &&
+	      e.argument == KVREG_ARG_FLAGS, "unknown flag: %d %u %u", ret,
+	      e.reason, e.argument);
 	r.flags = 0;
-	r.access = 1U << 9;
+	r.reserved = 1;
 	ret = xioctl(fd, KVREG_IOC_REGISTER, &r);
-	CHECK(ret == -EINVAL && r.error.argument == KVREG_ARG_ACCESS,
-	      "access: %d %u", ret, r.error.argument);
+	CHECK(ret == -EINVAL && e.argument == KVREG_ARG_RESERVED,
+	      "register reserved: %d %u", ret, e.argument);
 
-	/* Transfer: unknown flag, reserved, opcode. */
+	/* Transfer: unknown flag, opcode. */
 	memset(&t, 0, sizeof(t));
 	t.size = sizeof(t);
+	t.error = (uintptr_t)&e;
+	t.error_size = sizeof(e);
 	t.flags = 1U << 7;
 	t.opcode = KVREG_OP_WRITE;
 	t.length = 1;
 	ret = xioctl(fd, KVREG_IOC_TRANSFER, &t);
-	CHECK(ret == -EINVAL && t.error.argument == KVREG_ARG_FLAGS,
-	      "transfer flag: %d %u", ret, t.error.argument);
+	CHECK(ret == -EINVAL && e.argument == KVREG_ARG_FLAGS,
+	      "transfer flag: %d %u", ret, e.argument);
 	t.flags = 0;
-	t.reserved = 3;
-	ret = xioctl(fd, KVREG_IOC_TRANSFER, &t);
-	CHECK(ret == -EINVAL && t.error.argument == KVREG_ARG_RESERVED,
-	      "transfer reserved: %d %u", ret, t.error.argument);
-	t.reserved = 0;
 	t.opcode = 9;
 	ret = xioctl(fd, KVREG_IOC_TRANSFER, &t);
-	CHECK(ret == -EINVAL && t.error.argument == KVREG_ARG_OPCODE,
-	      "transfer opcode: %d %u", ret, t.error.argument);
+	CHECK(ret == -EINVAL && e.argument == KVREG_ARG_OPCODE,
+	      "transfer opcode: %d %u", ret, e.argument);
 
-	/* Devices: entry size smaller than an entry; reserved. */
+	/* Devices: entry size smaller than an entry, with its record. */
 	memset(&d, 0, sizeof(d));
 	d.size = sizeof(d);
+	d.error = (uintptr_t)&e;
+	d.error_size = sizeof(e);
 	d.capacity = 1;
 	d.entry_size = 8;
-	CHECK(xioctl(fd, KVREG_IOC_DEVICES, &d) == -EINVAL, "entry_size");
-	d.entry_size = sizeof(struct kvreg_device_info);
-	d.reserved = 1;
-	CHECK(xioctl(fd, KVREG_IOC_DEVICES, &d) == -EINVAL, "devices reserved");
+	CHECK(xioctl(fd, KVREG_IOC_DEVICES, &d) == -EINVAL &&
+	      e.reason == KVREG_REASON_BAD_ARGUMENT &&
+	      e.argument == KVREG_ARG_SIZE, "entry_size: reason %u", e.reason);
 
 	/* ABI version: flags must be zero. */
 	abi.flags = 1;

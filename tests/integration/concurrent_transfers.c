@@ -82,6 +82,7 @@ struct victim {
 static void *victim_mover(void *arg)
 {
 	struct victim *v = arg;
+	struct kvreg_error e;
 	struct kvreg_transfer t = {
 		.size = sizeof(t), .opcode = KVREG_OP_WRITE,
 		.device_index = devs[0].index, .local_handle = v->handle,
@@ -93,10 +94,12 @@ static void *victim_mover(void *arg)
 
 		memset(v->dst, 0, BIG);
 		t.size = sizeof(t);
+		t.error = (uintptr_t)&e;
+		t.error_size = sizeof(e);
 		ret = ioctl(kvreg_fd(kv), KVREG_IOC_TRANSFER, &t) ? -errno : 0;
 		if (ret == -ENOENT)
 			break;
-		CHECK(!ret, "transfer: %d reason %u", ret, t.error.reason);
+		CHECK(!ret, "transfer: %d reason %u", ret, e.reason);
 		/* Whole, even when the deregistration came while it ran. */
 		CHECK(kvt_mismatch(v->dst, 0, BIG, 0x5a, 0) < 0, "partial");
 		v->done++;

@@ -93,10 +93,14 @@ static int xioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+/* Where the module writes why a call failed. */
+static struct kvreg_error rec;
+
 static struct kvreg_register reg_arg(void *buf, uint64_t len, uint64_t mask)
 {
 	return (struct kvreg_register) {
 		.size = sizeof(struct kvreg_register),
+		.error = (uintptr_t)&rec, .error_size = sizeof(rec),
 		.addr = (uintptr_t)buf, .length = len,
 		.access = KVREG_ACCESS_ALL, .device_mask = mask,
 	};
@@ -140,7 +144,7 @@ static int points_register(struct kvreg *kv, uint8_t *buf, uint64_t len)
 		ret = xioctl(fd, KVREG_IOC_REGISTER, &r);
 		left = fail_nth_left();
 		if (ret) {
-			CHECK(r.error.reason != KVREG_REASON_NONE,
+			CHECK(rec.reason != KVREG_REASON_NONE,
 			      "register failed (%d) without a reason", ret);
 			same_state(kv, &before, "register", n);
 		} else {
@@ -193,6 +197,7 @@ static int points_transfer(struct kvreg *kv, uint8_t *a, uint8_t *b,
 	for (n = 1; n < MAX_POINTS; n++) {
 		t = (struct kvreg_transfer) {
 			.size = sizeof(t), .opcode = KVREG_OP_WRITE,
+			.error = (uintptr_t)&rec, .error_size = sizeof(rec),
 			.device_index = dev, .local_handle = ra.handle,
 			.remote_handle = rb.handle, .length = len,
 		};
@@ -202,14 +207,13 @@ static int points_transfer(struct kvreg *kv, uint8_t *a, uint8_t *b,
 		ret = xioctl(fd, KVREG_IOC_TRANSFER, &t);
 		left = fail_nth_left();
 		if (ret)
-			CHECK(t.error.reason != KVREG_REASON_NONE,
+			CHECK(rec.reason != KVREG_REASON_NONE,
 			      "transfer failed (%d) without a reason", ret);
 		else
 			CHECK(kvt_mismatch(b, 0, len, (uint32_t)n, 0) < 0,
 			      "transfer succeeded with wrong bytes");
 		same_state(kv, &before, "transfer", n);
 		/* Whatever failed, the next transfer works. */
-		t.error = (struct kvreg_error) { 0 };
 		CHECK(!xioctl(fd, KVREG_IOC_TRANSFER, &t),
 		      "transfer after failure %d", n);
 		CHECK(kvt_mismatch(b, 0, len, (uint32_t)n, 0) < 0,

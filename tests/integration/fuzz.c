@@ -96,9 +96,17 @@ static uint64_t out_ptr(void)
 				   addrs[3] }));
 }
 
+/* Records land here, of whatever size the call claims room for. */
+static uint8_t error_room[256];
+
 static void sanitize(unsigned long cmd, void *arg)
 {
 	struct kvreg_register *r = arg;
+
+	if (cmd != KVREG_IOC_ABI_VERSION) {
+		r->error = (uintptr_t)error_room;
+		r->error_size %= sizeof(error_room);
+	}
 	struct kvreg_query *q = arg;
 	struct kvreg_devices *d = arg;
 	struct kvreg_procs *p = arg;
@@ -214,6 +222,8 @@ static void one_call(int fd)
 		break;
 	}
 	a.reg.size = (uint32_t)size;
+	if (cmd != KVREG_IOC_ABI_VERSION && rnd() % 2)
+		a.reg.error_size = sizeof(struct kvreg_error) + rnd() % 64;
 	if (rnd() % 4 == 0)
 		mutate(&a, size);
 	sanitize(cmd, &a);

@@ -155,6 +155,12 @@ static void page_shift_choice(struct kunit *test)
 	sg_free_table(sgt);
 }
 
+/* A record as the ioctl layer hands it to a command. */
+static struct kvreg_error no_error(void)
+{
+	return (struct kvreg_error) { .device_index = KVREG_NO_DEVICE_INDEX };
+}
+
 static struct kvreg_register valid_register(void)
 {
 	return (struct kvreg_register) {
@@ -168,65 +174,74 @@ static struct kvreg_register valid_register(void)
 static void check_register_refusals(struct kunit *test)
 {
 	struct kvreg_register r = valid_register();
+	struct kvreg_error e = no_error();
 
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), 0);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), 0);
 
 	r.flags = BIT(7);
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
-	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_FLAGS);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e.argument, (u32)KVREG_ARG_FLAGS);
 
 	/* The rule broken is told apart by limit: 0, or the known bits. */
 	r = valid_register();
+	e = no_error();
 	r.access = KVREG_ACCESS_REMOTE_WRITE;
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
-	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_ACCESS);
-	KUNIT_EXPECT_EQ(test, r.error.request, (u64)KVREG_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_EQ(test, r.error.limit, 0ULL);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e.argument, (u32)KVREG_ARG_ACCESS);
+	KUNIT_EXPECT_EQ(test, e.request, (u64)KVREG_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, e.limit, 0ULL);
 
 	r = valid_register();
+	e = no_error();
 	r.access = BIT(12);
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
-	KUNIT_EXPECT_EQ(test, r.error.limit, (u64)KVREG_ACCESS_ALL);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e.limit, (u64)KVREG_ACCESS_ALL);
 
 	/* A kernel address is an address problem, whatever the length. */
 	r = valid_register();
+	e = no_error();
 	r.addr = -SZ_4K;
 	r.length = SZ_8K;
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
-	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_ADDRESS);
-	KUNIT_EXPECT_EQ(test, r.error.address, (u64)-SZ_4K);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e.argument, (u32)KVREG_ARG_ADDRESS);
+	KUNIT_EXPECT_EQ(test, e.address, (u64)-SZ_4K);
 
 	/* A user address whose length runs past the top of user space. */
 	r = valid_register();
+	e = no_error();
 	r.addr = SZ_4K;
 	r.length = U64_MAX - SZ_8K;
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
-	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_LENGTH);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e.argument, (u32)KVREG_ARG_LENGTH);
 
 	r = valid_register();
+	e = no_error();
 	r.keys_capacity = 1;
 	r.key_size = 8;
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -EINVAL);
-	KUNIT_EXPECT_EQ(test, r.error.argument, (u32)KVREG_ARG_KEYS);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e.argument, (u32)KVREG_ARG_KEYS);
 }
 
 static void check_register_devices(struct kunit *test)
 {
 	struct kvreg_register r = valid_register();
+	struct kvreg_error e = no_error();
 
 	r.device_mask = BIT_ULL(5) | BIT_ULL(1);
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3), -ENODEV);
-	KUNIT_EXPECT_EQ(test, r.error.reason, (u32)KVREG_REASON_NO_DEVICE);
-	KUNIT_EXPECT_EQ(test, r.error.device_index, 5U);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0x3, &e), -ENODEV);
+	KUNIT_EXPECT_EQ(test, e.reason, (u32)KVREG_REASON_NO_DEVICE);
+	KUNIT_EXPECT_EQ(test, e.device_index, 5U);
 
 	r = valid_register();
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0), -ENODEV);
-	KUNIT_EXPECT_EQ(test, r.error.device_index, KVREG_NO_DEVICE_INDEX);
+	e = no_error();
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0, &e), -ENODEV);
+	KUNIT_EXPECT_EQ(test, e.device_index, KVREG_NO_DEVICE_INDEX);
 
 	/* Zero bytes need no device. */
 	r = valid_register();
+	e = no_error();
 	r.length = 0;
-	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0), 0);
+	KUNIT_EXPECT_EQ(test, kvreg_check_register(&r, 0, &e), 0);
 }
 
 static void access_mapping(struct kunit *test)
@@ -269,36 +284,39 @@ static void same_and_overlap(struct kunit *test)
 	struct kvreg_reg *reg, *found;
 	struct kvreg_file *kf = file_with_one(test, &reg);
 	struct kvreg_register r = valid_register();
+	struct kvreg_error e = no_error();
 	int ret;
 
 	mutex_lock(&kf->lock);
-	found = kvreg_find_same(kf, &r, 0x1, &ret);
+	found = kvreg_find_same(kf, &r, 0x1, &e, &ret);
 	KUNIT_EXPECT_PTR_EQ(test, found, reg);
 	KUNIT_EXPECT_EQ(test, ret, 0);
 
 	/* Same range, other devices: an overlap, with the range named. */
-	found = kvreg_find_same(kf, &r, 0x3, &ret);
+	found = kvreg_find_same(kf, &r, 0x3, &e, &ret);
 	KUNIT_EXPECT_NULL(test, found);
 	KUNIT_EXPECT_EQ(test, ret, -EEXIST);
-	KUNIT_EXPECT_EQ(test, r.error.reason, (u32)KVREG_REASON_OVERLAP);
-	KUNIT_EXPECT_EQ(test, r.error.address, 0x10000ULL);
-	KUNIT_EXPECT_EQ(test, r.error.limit, (u64)SZ_64K);
-	KUNIT_EXPECT_EQ(test, r.error.usage, reg->handle);
+	KUNIT_EXPECT_EQ(test, e.reason, (u32)KVREG_REASON_OVERLAP);
+	KUNIT_EXPECT_EQ(test, e.address, 0x10000ULL);
+	KUNIT_EXPECT_EQ(test, e.limit, (u64)SZ_64K);
+	KUNIT_EXPECT_EQ(test, e.usage, reg->handle);
 
 	/* Partial overlap, allowed. */
 	r = valid_register();
+	e = no_error();
 	r.addr = 0x1f000;
 	r.flags = KVREG_REG_F_ALLOW_OVERLAP;
-	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &ret));
+	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &e, &ret));
 	KUNIT_EXPECT_EQ(test, ret, 0);
 
 	/* Touching is not overlapping. */
 	r = valid_register();
+	e = no_error();
 	r.addr = 0x20000;
-	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &ret));
+	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &e, &ret));
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	r.addr = 0x10000 - SZ_64K;
-	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &ret));
+	KUNIT_EXPECT_NULL(test, kvreg_find_same(kf, &r, 0x1, &e, &ret));
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	mutex_unlock(&kf->lock);
 	xa_destroy(&kf->regs);
@@ -428,22 +446,23 @@ static void budget_set(struct kunit *test)
 {
 	unsigned long dflt = kvreg_max_mrs_per_process;
 	struct kvreg_budget b = { .flags = KVREG_BUDGET_F_MRS, .max_mrs = 7 };
+	struct kvreg_error e = no_error();
 	struct acct_fixture f = {};
 
 	acct_setup(test, &f, 1);
 	kvreg_max_mrs_per_process = 4096;
-	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b), 0);
+	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b, &e), 0);
 	KUNIT_EXPECT_EQ(test, b.max_mrs, 7ULL);
 	KUNIT_EXPECT_EQ(test, f.km.own_max_mrs, 7ULL);
 
 	b = (struct kvreg_budget) {
 		.flags = KVREG_BUDGET_F_DEFAULTS | KVREG_BUDGET_F_MRS,
 	};
-	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b), -EINVAL);
-	KUNIT_EXPECT_EQ(test, b.error.argument, (u32)KVREG_ARG_FLAGS);
+	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b, &e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e.argument, (u32)KVREG_ARG_FLAGS);
 
 	b = (struct kvreg_budget) { .flags = KVREG_BUDGET_F_DEFAULTS };
-	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b), 0);
+	KUNIT_EXPECT_EQ(test, kvreg_acct_set_budget(&f.km, &b, &e), 0);
 	KUNIT_EXPECT_EQ(test, b.max_mrs, 4096ULL);
 	kvreg_max_mrs_per_process = dflt;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * The UAPI layout is fixed forever: sizes, and size and flags first in
- * every struct. The module asserts the same sizes (kmod/main.c).
+ * The UAPI layout is fixed forever: sizes, size and flags first in every
+ * struct, the error pointer next. The module asserts the same sizes
+ * (kmod/main.c).
  */
 #include <stddef.h>
 
@@ -15,19 +16,21 @@
 	_Static_assert(offsetof(struct type, size) == 0, #type " size"); \
 	_Static_assert(offsetof(struct type, flags) == 4, #type " flags");
 
-LAYOUT(kvreg_error, 56)
+/* Each struct's first published size is its size in this header. */
+LAYOUT(kvreg_error, KVREG_ERROR_SIZE_VER0)
 LAYOUT(kvreg_abi_version, 16)
 LAYOUT(kvreg_device_info, 112)
-LAYOUT(kvreg_devices, 32)
+LAYOUT(kvreg_devices, KVREG_DEVICES_SIZE_VER0)
 LAYOUT(kvreg_key, 32)
-LAYOUT(kvreg_register, 128)
-LAYOUT(kvreg_deregister, 72)
-LAYOUT(kvreg_query, 144)
-LAYOUT(kvreg_transfer, 128)
-LAYOUT(kvreg_stats, 120)
-LAYOUT(kvreg_budget, 80)
+LAYOUT(kvreg_register, KVREG_REGISTER_SIZE_VER0)
+LAYOUT(kvreg_deregister, KVREG_DEREGISTER_SIZE_VER0)
+LAYOUT(kvreg_query, KVREG_QUERY_SIZE_VER0)
+LAYOUT(kvreg_transfer, KVREG_TRANSFER_SIZE_VER0)
+LAYOUT(kvreg_stats, KVREG_STATS_SIZE_VER0)
+LAYOUT(kvreg_budget, KVREG_BUDGET_SIZE_VER0)
 LAYOUT(kvreg_proc_info, 64)
-LAYOUT(kvreg_procs, 32)
+LAYOUT(kvreg_procs, KVREG_PROCS_SIZE_VER0)
+LAYOUT(kvreg_features, KVREG_FEATURES_SIZE_VER0)
 HEAD(kvreg_abi_version)
 HEAD(kvreg_devices)
 HEAD(kvreg_register)
@@ -37,16 +40,25 @@ HEAD(kvreg_transfer)
 HEAD(kvreg_stats)
 HEAD(kvreg_budget)
 HEAD(kvreg_procs)
+HEAD(kvreg_features)
 
-/* The error record ends each struct that carries one. */
-_Static_assert(offsetof(struct kvreg_register, error) + 56 ==
-	       sizeof(struct kvreg_register), "register error last");
-_Static_assert(offsetof(struct kvreg_transfer, error) + 56 ==
-	       sizeof(struct kvreg_transfer), "transfer error last");
-_Static_assert(offsetof(struct kvreg_query, error) + 56 ==
-	       sizeof(struct kvreg_query), "query error last");
-_Static_assert(offsetof(struct kvreg_budget, error) + 56 ==
-	       sizeof(struct kvreg_budget), "budget error last");
+/*
+ * The record lives outside the struct, pointed at from the same place in
+ * each: either can grow without moving the other's fields.
+ */
+#define ERROR_AT(type)							\
+	_Static_assert(offsetof(struct type, error) == 8 &&		\
+		       offsetof(struct type, error_size) == 16,		\
+		       #type " error pointer");
+ERROR_AT(kvreg_devices)
+ERROR_AT(kvreg_register)
+ERROR_AT(kvreg_deregister)
+ERROR_AT(kvreg_query)
+ERROR_AT(kvreg_transfer)
+ERROR_AT(kvreg_stats)
+ERROR_AT(kvreg_budget)
+ERROR_AT(kvreg_procs)
+ERROR_AT(kvreg_features)
 
 int main(void)
 {

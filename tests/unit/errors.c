@@ -69,7 +69,7 @@ int main(void)
 	e = rec(KVREG_REASON_ABI_MISMATCH);
 	e.usage = 7;
 	e.request = KVREG_ABI_VERSION;
-	expect(&e, -EPROTO, "module speaks ABI 7, library speaks ABI 1");
+	expect(&e, -EPROTO, "module speaks ABI 7, library speaks ABI 2");
 
 	/* Refused by the node's group: the group by name, and how to join. */
 	e = rec(KVREG_REASON_DEVICE_ACCESS);
