@@ -106,7 +106,9 @@ const struct kvreg_key *kvreg_mr_key_at(const struct kvreg_mr *mr,
  * preflight.c: would registering length bytes on device_mask (0: all) succeed
  * now? 0 if every limit has room; otherwise the negative errno and the
  * reason and numbers the registration would fail with. Nothing is pinned
- * or charged. KVREG_PREFLIGHT_F_HUGETLB counts MRs for 2 MiB pages.
+ * or charged. KVREG_PREFLIGHT_F_HUGETLB counts MRs for 2 MiB pages. The
+ * limits are the ones the module reports it enforces; the buffer is taken
+ * to be page-aligned, and MRs are counted for the worst case.
  */
 #define KVREG_PREFLIGHT_F_HUGETLB	(1U << 0)
 int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,

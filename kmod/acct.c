@@ -294,6 +294,8 @@ void kvreg_acct_stats(struct kvreg_mm *km, struct kvreg_stats *st)
 
 	mutex_lock(&kvreg_acct_lock);
 	st->pinned_pages = kvreg_host_pinned_bytes >> PAGE_SHIFT;
+	st->host_pinned_bytes = kvreg_host_pinned_bytes;
+	st->page_size = PAGE_SIZE;
 	st->host_max_pinned_bytes = READ_ONCE(kvreg_host_max_bytes);
 	st->proc_pinned_bytes = km->pinned_bytes;
 	st->proc_max_pinned_bytes = kvreg_mm_max_bytes(km);

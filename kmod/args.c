@@ -82,7 +82,7 @@ int kvreg_check_register(struct kvreg_register *arg, u64 present,
 	    !(arg->access & KVREG_ACCESS_LOCAL_WRITE))
 		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
 	err->request = 0;
-	if (arg->keys_capacity && arg->key_size < sizeof(struct kvreg_key))
+	if (arg->keys_capacity && arg->key_size < KVREG_KEY_SIZE_VER0)
 		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
 	if (!arg->length)
 		return 0;

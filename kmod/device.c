@@ -81,6 +81,10 @@ int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info)
 	if (READ_ONCE(kdev->port_active) && kvreg_qp_path_ready(kdev))
 		info->flags |= KVREG_DEVICE_F_READY;
 	info->mrs_in_use = atomic64_read(&kdev->nr_mrs);
+	/* The numbers REGISTER checks against, so nobody recomputes them. */
+	info->mr_limit = kvreg_device_mr_limit(kdev);
+	info->mr_pages_base = kvreg_pages_per_mr(kdev, PAGE_SHIFT);
+	info->mr_pages_huge = kvreg_pages_per_mr(kdev, KVREG_HUGE_SHIFT);
 out:
 	up_read(&kdev->teardown_rwsem);
 	kvreg_dev_put(kdev);

@@ -393,16 +393,18 @@ static inline u32 kvreg_driver_reason(int ret)
 }
 
 /*
- * Entry @i of a caller's array of @entry_size-byte entries (entry_size is
- * checked >= @len): what this module knows, then zeroes.
+ * Entry @i of a caller's array of @entry_size-byte entries (checked to be
+ * at least the entry's first published size): as much of @src as the
+ * entry holds, zeroes past what this module knows.
  */
 static inline int kvreg_copy_entry(u64 base, u32 entry_size, u32 i,
 				   const void *src, size_t len)
 {
 	char __user *dst = u64_to_user_ptr(base) + (size_t)i * entry_size;
+	size_t n = min_t(size_t, entry_size, len);
 
-	if (copy_to_user(dst, src, len) ||
-	    (entry_size > len && clear_user(dst + len, entry_size - len)))
+	if (copy_to_user(dst, src, n) ||
+	    (entry_size > n && clear_user(dst + n, entry_size - n)))
 		return -EFAULT;
 	return 0;
 }

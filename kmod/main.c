@@ -18,16 +18,16 @@
 /* The first published sizes of the ABI structs: the least a caller passes. */
 static_assert(sizeof(struct kvreg_error) == KVREG_ERROR_SIZE_VER0);
 static_assert(sizeof(struct kvreg_abi_version) == 16);
-static_assert(sizeof(struct kvreg_device_info) == 112);
+static_assert(sizeof(struct kvreg_device_info) == KVREG_DEVICE_INFO_SIZE_VER0);
 static_assert(sizeof(struct kvreg_devices) == KVREG_DEVICES_SIZE_VER0);
-static_assert(sizeof(struct kvreg_key) == 32);
+static_assert(sizeof(struct kvreg_key) == KVREG_KEY_SIZE_VER0);
 static_assert(sizeof(struct kvreg_register) == KVREG_REGISTER_SIZE_VER0);
 static_assert(sizeof(struct kvreg_deregister) == KVREG_DEREGISTER_SIZE_VER0);
 static_assert(sizeof(struct kvreg_query) == KVREG_QUERY_SIZE_VER0);
 static_assert(sizeof(struct kvreg_transfer) == KVREG_TRANSFER_SIZE_VER0);
 static_assert(sizeof(struct kvreg_stats) == KVREG_STATS_SIZE_VER0);
 static_assert(sizeof(struct kvreg_budget) == KVREG_BUDGET_SIZE_VER0);
-static_assert(sizeof(struct kvreg_proc_info) == 64);
+static_assert(sizeof(struct kvreg_proc_info) == KVREG_PROC_INFO_SIZE_VER0);
 static_assert(sizeof(struct kvreg_procs) == KVREG_PROCS_SIZE_VER0);
 static_assert(sizeof(struct kvreg_features) == KVREG_FEATURES_SIZE_VER0);
 
@@ -81,7 +81,7 @@ static int kvreg_cmd_devices(struct kvreg_file *kf, void *karg,
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->count)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
-	if (arg->capacity && arg->entry_size < sizeof(info))
+	if (arg->capacity && arg->entry_size < KVREG_DEVICE_INFO_SIZE_VER0)
 		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
 	present = kvreg_devices_present();
 	for_each_set_bit(bit, (unsigned long *)&present, KVREG_MAX_DEVICES) {
@@ -128,7 +128,7 @@ static int kvreg_cmd_procs(struct kvreg_file *kf, void *karg,
 	}
 	if (arg->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->capacity && arg->entry_size < sizeof(struct kvreg_proc_info))
+	if (arg->capacity && arg->entry_size < KVREG_PROC_INFO_SIZE_VER0)
 		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
 	return kvreg_acct_procs(arg, err);
 }

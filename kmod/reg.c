@@ -401,7 +401,7 @@ int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->reserved)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
-	if (arg->keys_capacity && arg->key_size < sizeof(struct kvreg_key))
+	if (arg->keys_capacity && arg->key_size < KVREG_KEY_SIZE_VER0)
 		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
 
 	mutex_lock(&kf->lock);

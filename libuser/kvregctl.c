@@ -101,7 +101,7 @@ static int kvregctl_stats(struct kvreg *kv)
 	kvregctl_row("  RLIMIT_MEMLOCK", st.memlock_used, st.memlock_limit,
 		     true);
 	printf("host (all processes)\n");
-	kvregctl_row("  pinned", st.pinned_pages * 4096,
+	kvregctl_row("  pinned", st.host_pinned_bytes,
 		     st.host_max_pinned_bytes, true);
 	printf("  %-24s %12llu\n", "registrations",
 	       (unsigned long long)st.registrations);
@@ -186,21 +186,20 @@ static bool kvregctl_verdict(bool ok, const char *fmt, ...)
 }
 
 /*
- * What a registration of SIZE bytes on every device would need, against
- * every limit kvreg applies. MRs are counted for the worst case of the
- * chosen page size (a split leaves one page to the next MR).
+ * The pre-flight of a registration of SIZE bytes on every device: each
+ * limit the module reports it enforces, with its usage, then the verdict
+ * of kvreg_preflight() itself, so that this tool and the library cannot
+ * disagree. Free hugepages are the one thing checked here alone: they
+ * decide whether the pool can be allocated, not registered.
  */
 static int kvregctl_check(struct kvreg *kv, uint64_t size, bool hugetlb)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
-	const uint64_t page = hugetlb ? 2ULL << 20 : 4096;
-	uint64_t pages = (size + page - 1) / page, need_mrs = 0;
-	uint64_t cap = kvregctl_read_u64(
-		"/sys/module/kvreg/parameters/max_mrs_per_device", 0);
+	uint64_t pages = (size + (2ULL << 20) - 1) / (2ULL << 20);
 	struct kvreg_error err;
 	struct kvreg_stats st;
 	unsigned int n, i;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], msg[512];
 	bool ok = true;
 	int ret;
 
@@ -214,11 +213,6 @@ static int kvregctl_check(struct kvreg *kv, uint64_t size, bool hugetlb)
 
 	ok &= kvregctl_verdict(n > 0, "RDMA devices: %u", n);
 	for (i = 0; i < n && i < KVREG_MAX_DEVICES; i++) {
-		uint64_t per = devs[i].max_fast_reg_page_list_len - 1;
-		uint64_t mrs = pages <= per + 1 ? 1 : (pages + per - 1) / per;
-		uint64_t limit = cap ? cap : (uint64_t)devs[i].max_mr *
-				 (100 - st.device_mr_reserve_percent) / 100;
-
 		ok &= kvregctl_verdict(devs[i].port_state == 4 &&
 				       (devs[i].flags & KVREG_DEVICE_F_READY),
 				       "device %u %s: port %s, kernel QP %s",
@@ -227,44 +221,33 @@ static int kvregctl_check(struct kvreg *kv, uint64_t size, bool hugetlb)
 				       "not active",
 				       devs[i].flags & KVREG_DEVICE_F_READY ?
 				       "ready" : "not ready");
-		ok &= kvregctl_verdict(devs[i].mrs_in_use + mrs <= limit,
-				       "device %u MRs: %llu in use of %llu "
-				       "kvreg may use, needs %llu",
-				       devs[i].index,
-				       (unsigned long long)devs[i].mrs_in_use,
-				       (unsigned long long)limit,
-				       (unsigned long long)mrs);
-		need_mrs += mrs;
+		kvregctl_verdict(true, "device %u MRs: %llu in use of %llu "
+				 "kvreg may use, %u pages an MR",
+				 devs[i].index,
+				 (unsigned long long)devs[i].mrs_in_use,
+				 (unsigned long long)devs[i].mr_limit,
+				 hugetlb ? devs[i].mr_pages_huge :
+				 devs[i].mr_pages_base);
 	}
-	if (st.memlock_limit == 0)
-		ok &= kvregctl_verdict(false, "RLIMIT_MEMLOCK is 0: this "
-				       "user may not pin memory (ulimit -l, "
-				       "LimitMEMLOCK=, CAP_IPC_LOCK)");
-	else
-		ok &= kvregctl_verdict(st.memlock_limit == KVREG_UNLIMITED ||
-				       st.memlock_used + size <=
-				       st.memlock_limit,
-				       "RLIMIT_MEMLOCK: %s locked of %s, needs %s",
-				       kvregctl_bytes(st.memlock_used, a, 32),
-				       kvregctl_bytes(st.memlock_limit, b, 32),
-				       kvregctl_bytes(size, c, 32));
-	ok &= kvregctl_verdict(st.proc_pinned_bytes + size <=
-			       st.proc_max_pinned_bytes,
-			       "process pinned budget: %s of %s, needs %s",
-			       kvregctl_bytes(st.proc_pinned_bytes, a, 32),
-			       kvregctl_bytes(st.proc_max_pinned_bytes, b, 32),
-			       kvregctl_bytes(size, c, 32));
-	ok &= kvregctl_verdict(st.proc_mrs + need_mrs <= st.proc_max_mrs,
-			       "process MR budget: %llu of %llu, needs %llu",
-			       (unsigned long long)st.proc_mrs,
-			       (unsigned long long)st.proc_max_mrs,
-			       (unsigned long long)need_mrs);
-	ok &= kvregctl_verdict(st.pinned_pages * 4096 + size <=
-			       st.host_max_pinned_bytes,
-			       "host pinning ceiling: %s of %s, needs %s",
-			       kvregctl_bytes(st.pinned_pages * 4096, a, 32),
-			       kvregctl_bytes(st.host_max_pinned_bytes, b, 32),
-			       kvregctl_bytes(size, c, 32));
+	kvregctl_verdict(true, "RLIMIT_MEMLOCK: %s locked of %s",
+			 kvregctl_bytes(st.memlock_used, a, 32),
+			 kvregctl_bytes(st.memlock_limit, b, 32));
+	kvregctl_verdict(true, "process pinned budget: %s of %s",
+			 kvregctl_bytes(st.proc_pinned_bytes, a, 32),
+			 kvregctl_bytes(st.proc_max_pinned_bytes, b, 32));
+	kvregctl_verdict(true, "process MR budget: %llu of %llu",
+			 (unsigned long long)st.proc_mrs,
+			 (unsigned long long)st.proc_max_mrs);
+	kvregctl_verdict(true, "host pinning ceiling: %s of %s",
+			 kvregctl_bytes(st.host_pinned_bytes, a, 32),
+			 kvregctl_bytes(st.host_max_pinned_bytes, b, 32));
+	ret = kvreg_preflight(kv, size, 0,
+			      hugetlb ? KVREG_PREFLIGHT_F_HUGETLB : 0, &err);
+	if (ret)
+		kvreg_format_error(&err, ret, msg, sizeof(msg));
+	ok &= kvregctl_verdict(!ret, "registering %s on every device: %s",
+			       kvregctl_bytes(size, c, 32),
+			       ret ? msg : "every limit has room");
 	if (hugetlb) {
 		uint64_t free_pages = kvregctl_read_u64(
 			"/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",

@@ -138,6 +138,11 @@ struct kvreg_abi_version {
 
 #define KVREG_DEVICE_F_READY	(1U << 0)	/* kernel QP connected */
 
+/*
+ * One device, as KVREG_IOC_DEVICES lists them. The limits are the ones the
+ * module enforces, so a pre-flight reads them instead of recomputing.
+ */
+#define KVREG_DEVICE_INFO_SIZE_VER0	128
 struct kvreg_device_info {
 	__u32 index;		/* stable while the device exists */
 	__u32 port_state;	/* enum ib_port_state: 4 = ACTIVE */
@@ -149,6 +154,9 @@ struct kvreg_device_info {
 	__u32 flags;		/* KVREG_DEVICE_F_* */
 	__u32 reserved;
 	__u64 mrs_in_use;	/* kvreg MRs on this device, all processes */
+	__u64 mr_limit;		/* MRs kvreg may hold here, all processes */
+	__u32 mr_pages_base;	/* pages one MR holds, of PAGE_SIZE */
+	__u32 mr_pages_huge;	/* and of 2 MiB */
 };
 
 /* KVREG_IOC_DEVICES */
@@ -165,6 +173,7 @@ struct kvreg_devices {
 };
 
 /* One MR: a device's view of a registration or of one chunk of it. */
+#define KVREG_KEY_SIZE_VER0	32
 struct kvreg_key {
 	__u32 device_index;
 	__u32 page_shift;	/* MR page size used on that device */
@@ -273,7 +282,7 @@ struct kvreg_transfer {
 };
 
 /* KVREG_IOC_STATS: usage against every limit that applies to the caller. */
-#define KVREG_STATS_SIZE_VER0	136
+#define KVREG_STATS_SIZE_VER0	144
 struct kvreg_stats {
 	__u32 size;
 	__u32 flags;
@@ -301,7 +310,8 @@ struct kvreg_stats {
 	__u64 memlock_limit;
 	__u64 memlock_used;
 	__u32 device_mr_reserve_percent;	/* share of max_mr kept free */
-	__u32 reserved;
+	__u32 page_size;	/* bytes of the pages counted above */
+	__u64 host_pinned_bytes;	/* what host_max_pinned_bytes limits */
 };
 
 #define KVREG_BUDGET_F_MRS	(1U << 0)	/* set max_mrs */
@@ -325,6 +335,7 @@ struct kvreg_budget {
 };
 
 /* One process using kvreg, as KVREG_IOC_PROCS lists them. */
+#define KVREG_PROC_INFO_SIZE_VER0	64
 struct kvreg_proc_info {
 	__u32 pid;
 	__u32 files;		/* open /dev/kvreg files */

@@ -6,32 +6,19 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "internal.h"
 
 #define KVREG_SZ_2M	(2ULL << 20)
-#define KVREG_SZ_4K	4096ULL
 
-static uint64_t kvreg_sysfs_u64(const char *path)
+/*
+ * MRs one device needs for @pages pages of @per_mr a MR, counted for the
+ * worst case: an MR that fills up inside a run leaves its last page to
+ * the next (as the module's plan mirrors ib_sg_to_pages()).
+ */
+static uint64_t kvreg_mrs_needed(uint32_t per_mr, uint64_t pages)
 {
-	unsigned long long v = 0;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
-/* MRs one device needs: a full MR leaves its last page to the next. */
-static uint64_t kvreg_mrs_needed(const struct kvreg_device_info *dev,
-				 uint64_t pages)
-{
-	uint64_t per = dev->max_fast_reg_page_list_len > 1 ?
-		       dev->max_fast_reg_page_list_len - 1 : 1;
+	uint64_t per = per_mr > 1 ? per_mr - 1 : 1;
 
 	return pages <= per + 1 ? 1 : (pages + per - 1) / per;
 }
@@ -57,31 +44,30 @@ static bool kvreg_exceeds(uint64_t used, uint64_t add, uint64_t limit)
 	return add > limit || used > limit - add;
 }
 
-static uint64_t kvreg_device_mr_limit(const struct kvreg_device_info *dev,
-				      const struct kvreg_stats *st,
-				      uint64_t cap)
-{
-	return cap ? cap : (uint64_t)dev->max_mr *
-	       (100 - st->device_mr_reserve_percent) / 100;
-}
-
 static bool kvreg_chosen(const struct kvreg_device_info *dev, uint64_t mask)
 {
 	return !mask || (dev->index < 64 && (mask & (1ULL << dev->index)));
 }
 
-/* Pinned bytes: RLIMIT_MEMLOCK, then the process, then the host. */
+/*
+ * Pinned bytes: RLIMIT_MEMLOCK, then the process, then the host. The
+ * module charges whole pages and holds RLIMIT_MEMLOCK in pages.
+ */
 static int kvreg_preflight_bytes(const struct kvreg_stats *st,
 				 uint64_t length, struct kvreg_error *err)
 {
 	const uint32_t none = KVREG_NO_DEVICE_INDEX;
-	const uint64_t host_used = st->pinned_pages * KVREG_SZ_4K;
+	const uint64_t host_used = st->host_pinned_bytes;
+	const uint64_t memlock = st->memlock_limit == KVREG_UNLIMITED ?
+				 KVREG_UNLIMITED :
+				 st->memlock_limit / st->page_size *
+				 st->page_size;
 
 	if (st->memlock_limit == 0)
 		return kvreg_preflight_fail(err, KVREG_REASON_MEMLOCK_ZERO,
 					    -EPERM, none, 0, 0, length);
 	if (st->memlock_limit != KVREG_UNLIMITED &&
-	    kvreg_exceeds(st->memlock_used, length, st->memlock_limit))
+	    kvreg_exceeds(st->memlock_used, length, memlock))
 		return kvreg_preflight_fail(err,
 					    KVREG_REASON_MEMLOCK_EXCEEDED,
 					    -ENOMEM, none, st->memlock_limit,
@@ -105,12 +91,8 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 		    uint32_t flags, struct kvreg_error *err)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
-	const uint64_t page = flags & KVREG_PREFLIGHT_F_HUGETLB ?
-			      KVREG_SZ_2M : KVREG_SZ_4K;
-	const uint64_t pages = length / page + !!(length % page);
-	const uint64_t cap = kvreg_sysfs_u64(
-		"/sys/module/kvreg/parameters/max_mrs_per_device");
-	uint64_t need_mrs = 0;
+	const bool huge = flags & KVREG_PREFLIGHT_F_HUGETLB;
+	uint64_t need_mrs = 0, page, pages;
 	struct kvreg_stats st;
 	unsigned int n, i, chosen = 0;
 	int ret;
@@ -132,6 +114,9 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 		ret = kvreg_stats(kv, &st, err);
 	if (ret)
 		return ret;
+	/* The module's page size, not this library's guess at it. */
+	page = huge ? KVREG_SZ_2M : st.page_size;
+	pages = length / page + !!(length % page);
 	if (n > KVREG_MAX_DEVICES)
 		n = KVREG_MAX_DEVICES;
 	for (i = 0; i < n; i++) {
@@ -143,13 +128,17 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 			return kvreg_preflight_fail(err,
 					KVREG_REASON_DEVICE_NOT_ACTIVE,
 					-ENETDOWN, devs[i].index, 0, 0, 0);
-		need_mrs += kvreg_mrs_needed(&devs[i], pages);
+		need_mrs += kvreg_mrs_needed(huge ? devs[i].mr_pages_huge :
+					     devs[i].mr_pages_base, pages);
 	}
 	if (!chosen)
 		return kvreg_preflight_fail(err, KVREG_REASON_NO_DEVICE,
 					    -ENODEV, KVREG_NO_DEVICE_INDEX,
 					    0, 0, 0);
-	ret = kvreg_preflight_bytes(&st, length, err);
+	/* What the module charges a page-aligned buffer of this length. */
+	ret = kvreg_preflight_bytes(&st, length > UINT64_MAX - st.page_size ?
+				    UINT64_MAX : (length + st.page_size - 1) /
+				    st.page_size * st.page_size, err);
 	if (ret)
 		return ret;
 	if (kvreg_exceeds(st.proc_mrs, need_mrs, st.proc_max_mrs))
@@ -158,15 +147,16 @@ int kvreg_preflight(struct kvreg *kv, uint64_t length, uint64_t device_mask,
 					    st.proc_max_mrs, st.proc_mrs,
 					    need_mrs);
 	for (i = 0; i < n; i++) {
-		uint64_t mrs = kvreg_mrs_needed(&devs[i], pages);
-		uint64_t limit = kvreg_device_mr_limit(&devs[i], &st, cap);
+		uint64_t mrs = kvreg_mrs_needed(huge ? devs[i].mr_pages_huge :
+						devs[i].mr_pages_base, pages);
 
 		if (kvreg_chosen(&devs[i], device_mask) &&
-		    kvreg_exceeds(devs[i].mrs_in_use, mrs, limit))
+		    kvreg_exceeds(devs[i].mrs_in_use, mrs, devs[i].mr_limit))
 			return kvreg_preflight_fail(err,
 					KVREG_REASON_DEVICE_MR_RESERVE,
-					-ENOSPC, devs[i].index, limit,
-					devs[i].mrs_in_use, mrs);
+					-ENOSPC, devs[i].index,
+					devs[i].mr_limit, devs[i].mrs_in_use,
+					mrs);
 	}
 	return 0;
 }

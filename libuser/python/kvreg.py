@@ -71,7 +71,10 @@ class _DeviceInfo(ctypes.Structure):
                 ("max_mr", ctypes.c_uint32),
                 ("max_fast_reg_page_list_len", ctypes.c_uint32),
                 ("flags", ctypes.c_uint32), ("reserved", ctypes.c_uint32),
-                ("mrs_in_use", ctypes.c_uint64)]
+                ("mrs_in_use", ctypes.c_uint64),
+                ("mr_limit", ctypes.c_uint64),
+                ("mr_pages_base", ctypes.c_uint32),
+                ("mr_pages_huge", ctypes.c_uint32)]
 
 
 class _Stats(ctypes.Structure):
@@ -84,7 +87,8 @@ class _Stats(ctypes.Structure):
             "proc_pinned_bytes", "proc_max_pinned_bytes", "proc_mrs",
             "proc_max_mrs", "memlock_limit", "memlock_used")] + [
         ("device_mr_reserve_percent", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32)]
+        ("page_size", ctypes.c_uint32),
+        ("host_pinned_bytes", ctypes.c_uint64)]
 
 
 class KvregError(OSError):
@@ -339,8 +343,7 @@ class Kvreg:
         st = _Stats()
         self._call(_libkvreg().kvreg_stats, ctypes.byref(st))
         return {name: getattr(st, name) for name, _ in _Stats._fields_
-                if name not in ("size", "flags", "error", "error_size",
-                                "reserved")}
+                if name not in ("size", "flags", "error", "error_size")}
 
     def set_budget(self, max_mrs=None, max_pinned_bytes=None,
                    defaults=False):

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * kvregctl check SIZE exits 0 exactly when registering SIZE bytes on every
- * device would succeed: for root, for an unprivileged user whose memlock
- * limit is too small, and against a per-process default lowered by the
- * admin.
+ * kvregctl check SIZE (which asks kvreg_preflight()) exits 0 exactly when
+ * registering SIZE bytes on every device would succeed: for root, for an
+ * unprivileged user whose memlock limit is too small, and on both sides of
+ * the boundary of every limit the module enforces: RLIMIT_MEMLOCK, the
+ * process's bytes and MRs, the host ceiling and a device's MRs, with
+ * another registration already holding some of them.
  *   check_matches KVREGCTL
  */
 #include <sys/resource.h>
@@ -11,7 +13,8 @@
 
 #include "kvtest.h"
 
-#define PARAM "/sys/module/kvreg/parameters/max_bytes_per_process"
+#define PARAMS	"/sys/module/kvreg/parameters/"
+#define PARAM	PARAMS "max_bytes_per_process"
 
 static int check_says(const char *kvregctl, uint64_t size)
 {
@@ -50,8 +53,10 @@ static void agree(struct kvreg *parent, const char *kvregctl, uint64_t size,
 		  int want, rlim_t memlock, bool drop)
 {
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	fflush(stdout);		/* or the child prints it again */
+	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (!pid) {
 		kvreg_close(parent);
@@ -73,15 +78,56 @@ static void agree(struct kvreg *parent, const char *kvregctl, uint64_t size,
 	      WEXITSTATUS(status) == T_PASS, "verdicts differ");
 }
 
+/*
+ * With module parameter @name at @value, a registration of @fits bytes
+ * (if not 0) succeeds and one of @fails bytes (if not 0) fails, by both.
+ */
+static void boundary(struct kvreg *kv, const char *kvregctl, const char *name,
+		     unsigned long long value, uint64_t fits, uint64_t fails)
+{
+	char path[256];
+	unsigned long long saved;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	saved = kvt_read_param(path);
+	kvt_write_param(path, value);
+	if (fits)
+		agree(kv, kvregctl, fits, 0, 0, false);
+	if (fails)
+		agree(kv, kvregctl, fails, 1, 0, false);
+	kvt_write_param(path, saved);
+	printf("%s = %llu: %llu bytes fit, %llu do not\n", name, value,
+	       (unsigned long long)fits, (unsigned long long)fails);
+}
+
+/*
+ * A device's MRs, with a registration of this process already holding one
+ * on each: a cap of two leaves room for one more, a cap of one none.
+ */
+static void device_boundary(struct kvreg *kv, const char *kvregctl)
+{
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	uint8_t *p = kvt_map_anon(64 << 10);
+
+	CHECK_OK(kvreg_register(kv, p, 64 << 10, KVREG_ACCESS_ALL, 0, &mr,
+				&err), &err);
+	boundary(kv, kvregctl, "max_mrs_per_device", 2, 64 << 10, 0);
+	boundary(kv, kvregctl, "max_mrs_per_device", 1, 0, 64 << 10);
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+}
+
 int main(int argc, char **argv)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
 	unsigned long long saved;
+	unsigned int ndev;
 
 	if (argc != 2)
 		kvt_skip("usage: check_matches KVREGCTL");
-	if (!kvt_devices(kv, devs))
+	ndev = kvt_devices(kv, devs);
+	if (!ndev)
 		kvt_skip("no RDMA device");
 	agree(kv, argv[1], 8 << 20, 0, 0, false);
 	agree(kv, argv[1], 8 << 20, 1, 1 << 20, true);
@@ -91,7 +137,20 @@ int main(int argc, char **argv)
 	kvt_write_param(PARAM, 4 << 20);
 	agree(kv, argv[1], 8 << 20, 1, 0, false);
 	agree(kv, argv[1], 2 << 20, 0, 0, false);
+	/* Each limit's boundary: exactly at it fits, a page more does not. */
+	agree(kv, argv[1], 4 << 20, 0, 0, false);
+	agree(kv, argv[1], (4 << 20) + SZ_4K, 1, 0, false);
 	kvt_write_param(PARAM, saved);
+
+	agree(kv, argv[1], 1 << 20, 0, 1 << 20, true);
+	agree(kv, argv[1], (1 << 20) + SZ_4K, 1, 1 << 20, true);
+
+	boundary(kv, argv[1], "host_max_bytes", 4 << 20, 4 << 20,
+		 (4 << 20) + SZ_4K);
+	/* 64 KiB is one MR a device: ndev MRs in all. */
+	boundary(kv, argv[1], "max_mrs_per_process", ndev, 64 << 10, 0);
+	boundary(kv, argv[1], "max_mrs_per_process", ndev - 1, 0, 64 << 10);
+	device_boundary(kv, argv[1]);
 	kvreg_close(kv);
 	return T_PASS;
 }
