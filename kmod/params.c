@@ -9,7 +9,11 @@
 
 atomic64_t kvreg_nr_regs = ATOMIC64_INIT(0);
 atomic64_t kvreg_nr_mrs = ATOMIC64_INIT(0);
-/* debugfs fault injection: REGISTER fails on the devices set here. */
+/*
+ * debugfs (root) fault injection for the rollback test: REGISTER fails on
+ * the devices set here, after each is fully set up, as a driver EIO. Not
+ * ABI: no reason code of its own.
+ */
 u64 kvreg_inject_fail_mask;
 
 unsigned long kvreg_max_mrs_per_process = 4096;

@@ -59,19 +59,21 @@ static int kvreg_reg_get_devs(struct kvreg_file *kf, struct kvreg_reg *reg,
 	return ret;
 }
 
-/* Undo a registration that got as far as its pages being charged. */
-static void kvreg_reg_unwind(struct kvreg_reg *reg, bool pinned)
+/*
+ * Undo kvreg_reg_pin_charged() and kvreg_reg_map(), in reverse order:
+ * every device's MRs and mapping (whatever state each reached), the pin,
+ * the charge. The registration is freed after.
+ */
+static void kvreg_reg_undo(struct kvreg_reg *reg)
 {
 	u32 i = reg->nr_devs;
+	u64 t0;
 
 	while (i--)
 		kvreg_reg_dev_teardown(&reg->devs[i]);
-	if (pinned) {
-		u64 t0 = kvreg_stage_begin();
-
-		kvreg_unpin(reg);
-		kvreg_stage_end(KVREG_STAGE_UNPIN, t0);
-	}
+	t0 = kvreg_stage_begin();
+	kvreg_unpin(reg);
+	kvreg_stage_end(KVREG_STAGE_UNPIN, t0);
 	kvreg_acct_uncharge_pages(reg->km, reg->nr_pages);
 	kvreg_reg_put_devs(reg);
 }
@@ -81,7 +83,7 @@ static void kvreg_reg_release(struct kref *kref)
 	struct kvreg_reg *reg = container_of(kref, struct kvreg_reg, kref);
 
 	atomic64_dec(&kvreg_nr_regs);
-	kvreg_reg_unwind(reg, true);
+	kvreg_reg_undo(reg);
 }
 
 /* Not under kvreg_file.lock: the last put unpins, which takes a while. */
@@ -219,42 +221,36 @@ int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
 	return ret ?: n;
 }
 
-int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
-		   struct kvreg_error *err)
+/*
+ * The same buffer again is the same registration, one more reference:
+ * 1 when @arg was answered so, else 0 or the overlap's error.
+ */
+static int kvreg_register_again(struct kvreg_file *kf,
+				struct kvreg_register *arg, u64 mask,
+				struct kvreg_error *err)
 {
-	u64 present = kvreg_devices_present();
-	struct kvreg_reg *reg, *same;
-	u64 mask, inject, t0;
-	u32 i, id;
+	struct kvreg_reg *same;
 	int ret;
 
-	/* Outputs are written, never read: a struct may be reused. */
-	arg->handle = KVREG_HANDLE_NONE;
-	arg->nkeys = 0;
-	arg->out_flags = 0;
-	arg->refs = 0;
-	ret = kvreg_check_register(arg, present, err);
-	if (ret)
-		return ret;
-	/* Zero bytes need no pages and no keys: succeed, create nothing. */
-	if (!arg->length)
-		return 0;
-	mask = arg->device_mask ? arg->device_mask : present;
-
-	/* The same buffer again is the same registration, one more ref. */
 	mutex_lock(&kf->lock);
 	same = kvreg_find_same(kf, arg, mask, err, &ret);
 	if (same)
-		ret = kvreg_register_out(kf, same, arg, true, err);
+		ret = kvreg_register_out(kf, same, arg, true, err) ?: 1;
 	mutex_unlock(&kf->lock);
-	if (same || ret)
-		return ret;
+	return ret;
+}
+
+static struct kvreg_reg *kvreg_reg_alloc(struct kvreg_file *kf,
+					 struct kvreg_register *arg, u64 mask,
+					 struct kvreg_error *err)
+{
+	struct kvreg_reg *reg;
 
 	reg = kzalloc(struct_size(reg, devs, hweight64(mask)), GFP_KERNEL);
 	if (!reg) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
-		return -ENOMEM;
+		return NULL;
 	}
 	reg->addr = arg->addr;
 	reg->length = arg->length;
@@ -268,83 +264,159 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
 	kref_init(&reg->kref);
 	reg->nr_pages = (PAGE_ALIGN(reg->addr + reg->length) -
 			 (reg->addr & PAGE_MASK)) >> PAGE_SHIFT;
-	ret = kvreg_reg_get_devs(kf, reg, mask, err);
-	if (ret)
-		goto err_put;
+	return reg;
+}
 
-	/* Refuse before pinning: what the memory is, then what it costs. */
-	t0 = kvreg_stage_begin();
+/*
+ * Refuse before pinning (what the memory is, then what it costs), then
+ * pin. On failure nothing is left charged or pinned.
+ */
+static int kvreg_reg_pin_charged(struct kvreg_reg *reg,
+				 struct kvreg_error *err)
+{
+	u64 t0 = kvreg_stage_begin();
+	int ret;
+
 	ret = kvreg_check_memory(reg, err);
 	kvreg_stage_end(KVREG_STAGE_CHECK_MEMORY, t0);
 	if (ret)
-		goto err_put;
+		return ret;
 	ret = kvreg_acct_charge_pages(reg->km, reg->nr_pages, err);
 	if (ret)
-		goto err_put;
+		return ret;
 	t0 = kvreg_stage_begin();
 	ret = kvreg_pin(reg, kvreg_max_segment(reg), err);
 	kvreg_stage_end(KVREG_STAGE_PIN, t0);
 	if (ret)
-		goto err_uncharge;
+		kvreg_acct_uncharge_pages(reg->km, reg->nr_pages);
+	return ret;
+}
+
+/*
+ * Every device: map and plan, charge the MRs all devices need at once,
+ * then create and fast-register them. What a failure leaves is undone by
+ * kvreg_reg_undo().
+ */
+static int kvreg_reg_map(struct kvreg_reg *reg, struct kvreg_error *err)
+{
+	u64 inject = READ_ONCE(kvreg_inject_fail_mask);
+	u32 i;
+	int ret;
+
 	for (i = 0; i < reg->nr_devs; i++) {
 		ret = kvreg_reg_dev_prepare(reg, &reg->devs[i], err);
 		if (ret)
-			goto err_unwind;
+			return ret;
 	}
 	ret = kvreg_acct_charge_mrs(reg, err);
 	if (ret)
-		goto err_unwind;
-
-	inject = READ_ONCE(kvreg_inject_fail_mask);
-	for (i = 0; i < reg->nr_devs; i++) {
-		ret = kvreg_reg_dev_commit(reg, &reg->devs[i], err);
-		/* Fail after the device is fully set up: the worst case. */
-		if (!ret && (inject & BIT_ULL(reg->devs[i].dev->index))) {
-			kvreg_set_error(err, KVREG_REASON_FAULT_INJECTED,
-					reg->devs[i].dev->index);
-			ret = -EIO;
-		}
-		if (ret)
-			goto err_unwind;
-	}
-
-	/* Authoritative: another thread may have registered meanwhile. */
-	mutex_lock(&kf->lock);
-	same = kvreg_find_same(kf, arg, mask, err, &ret);
-	if (same || ret) {
-		if (same)
-			ret = kvreg_register_out(kf, same, arg, true, err);
-		mutex_unlock(&kf->lock);
-		kvreg_reg_unwind(reg, true);
 		return ret;
+	for (i = 0; i < reg->nr_devs; i++) {
+		struct kvreg_reg_dev *rd = &reg->devs[i];
+
+		ret = kvreg_reg_dev_commit(reg, rd, err);
+		if (ret)
+			return ret;
+		/* Fail after the device is fully set up: the worst case. */
+		if (inject & BIT_ULL(rd->dev->index)) {
+			kvreg_set_error(err, KVREG_REASON_DEVICE_REFUSED,
+					rd->dev->index);
+			err->driver_errno = -EIO;
+			return -EIO;
+		}
 	}
+	return 0;
+}
+
+/*
+ * Give @reg its handle and hand out its keys, under the file's lock so
+ * nobody may deregister it before the keys are out. Authoritative for
+ * duplicates: another thread may have registered the same meanwhile; then
+ * that one is handed out (1 is returned) and @reg is the caller's to undo.
+ */
+static int kvreg_reg_publish(struct kvreg_file *kf, struct kvreg_reg *reg,
+			     struct kvreg_register *arg,
+			     struct kvreg_error *err)
+{
+	struct kvreg_reg *same;
+	u32 id;
+	int ret;
+
+	mutex_lock(&kf->lock);
+	same = kvreg_find_same(kf, arg, reg->dev_mask, err, &ret);
+	if (same)
+		ret = kvreg_register_out(kf, same, arg, true, err) ?: 1;
+	if (same || ret)
+		goto out_unlock;
 	ret = xa_alloc_cyclic(&kf->regs, &id, reg, xa_limit_31b,
 			      &kf->next_handle, GFP_KERNEL);
 	if (ret < 0) {
-		mutex_unlock(&kf->lock);
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
-		goto err_unwind;
+		goto out_unlock;
 	}
 	reg->handle = id;
 	kvreg_range_insert(kf, reg);
-	/* Under the lock: nobody may deregister it before the keys are out. */
 	ret = kvreg_register_out(kf, reg, arg, false, err);
 	if (ret) {
 		kvreg_range_remove(kf, reg);
 		xa_erase(&kf->regs, id);
-		mutex_unlock(&kf->lock);
-		goto err_unwind;
+		goto out_unlock;
 	}
 	atomic64_inc(&kvreg_nr_regs);
+out_unlock:
 	mutex_unlock(&kf->lock);
+	return ret;
+}
+
+/*
+ * REGISTER, as a pipeline: check, the same buffer again, allocate, the
+ * devices and the file's PD on each, pin what is paid for, map on every
+ * device, publish. All or nothing: one unwind path, in reverse order.
+ */
+int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
+		   struct kvreg_error *err)
+{
+	u64 present = kvreg_devices_present();
+	struct kvreg_reg *reg;
+	u64 mask;
+	int ret;
+
+	/* Outputs are written, never read: a struct may be reused. */
+	arg->handle = KVREG_HANDLE_NONE;
+	arg->nkeys = 0;
+	arg->out_flags = 0;
+	arg->refs = 0;
+	ret = kvreg_check_register(arg, present, err);
+	/* Zero bytes need no pages and no keys: succeed, create nothing. */
+	if (ret || !arg->length)
+		return ret;
+	mask = arg->device_mask ? arg->device_mask : present;
+	ret = kvreg_register_again(kf, arg, mask, err);
+	if (ret)
+		return ret < 0 ? ret : 0;
+
+	reg = kvreg_reg_alloc(kf, arg, mask, err);
+	if (!reg)
+		return -ENOMEM;
+	ret = kvreg_reg_get_devs(kf, reg, mask, err);
+	if (ret)
+		goto err_put;
+	ret = kvreg_reg_pin_charged(reg, err);
+	if (ret)
+		goto err_put;
+	ret = kvreg_reg_map(reg, err);
+	if (ret)
+		goto err_undo;
+	ret = kvreg_reg_publish(kf, reg, arg, err);
+	if (ret)
+		goto err_undo;
 	return 0;
 
-err_unwind:
-	kvreg_reg_unwind(reg, true);
-	return ret;
-err_uncharge:
-	kvreg_acct_uncharge_pages(reg->km, reg->nr_pages);
+err_undo:
+	/* A duplicate that won the race was handed out instead: success. */
+	kvreg_reg_undo(reg);
+	return ret < 0 ? ret : 0;
 err_put:
 	kvreg_reg_put_devs(reg);
 	return ret;

@@ -59,7 +59,7 @@ enum kvreg_reason {
 	KVREG_REASON_OUT_OF_RANGE	= 9,
 	KVREG_REASON_ACCESS_DENIED	= 10,	/* lacks the access */
 	KVREG_REASON_TRANSFER_FAILED	= 11,	/* wc_status says why */
-	KVREG_REASON_FAULT_INJECTED	= 12,	/* debugfs injection */
+	/* 12 is retired: test-only fault injection gets no reason code. */
 	KVREG_REASON_NOT_PERMITTED	= 13,	/* needs a capability */
 	KVREG_REASON_TOO_LARGE		= 14,	/* limit: max_mr_size */
 	KVREG_REASON_PROC_MR_BUDGET	= 15,	/* MRs: limit, usage, request */

@@ -85,8 +85,6 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_TRANSFER_FAILED, "RDMA transfer failed",
 	  "the work completion status says why; a revoked or wrong key "
 	  "gives a remote access error" },
-	{ KVREG_REASON_FAULT_INJECTED, "fault injected",
-	  "clear /sys/kernel/debug/kvreg/inject_fail_mask" },
 	{ KVREG_REASON_NOT_PERMITTED, "operation not permitted",
 	  "raising a budget above the module default needs "
 	  "CAP_SYS_RESOURCE; raw remote keys and the process list need "

@@ -113,14 +113,14 @@ _REASONS = {
     1: "InvalidArgument", 2: "NoDevice", 3: "DeviceNotActive",
     4: "DeviceRemoved", 5: "UnmappedAddress", 6: "NoKernelMemory",
     7: "DeviceRefused", 8: "UnknownHandle", 9: "OutOfRange",
-    10: "AccessDenied", 11: "TransferFailed", 12: "FaultInjected",
+    10: "AccessDenied", 11: "TransferFailed",
     13: "NotPermitted", 14: "TooLarge", 15: "ProcMrBudgetExceeded",
     16: "ProcBytesBudgetExceeded", 17: "HostCeilingReached",
     18: "DeviceMrReserveReached", 19: "MemlockExceeded", 20: "MemlockZero",
     21: "RdmaCgroupLimit", 22: "DeviceExhausted", 23: "NotHostMemory",
     24: "FileBacked", 25: "ReadOnly", 26: "Overlap", 27: "ForeignProcess",
     1000: "ModuleNotLoaded", 1001: "AbiMismatch", 1002: "NotOpen",
-    1003: "DeviceAccess", 1004: "NoMemory",
+    1003: "DeviceAccess", 1004: "NoMemory", 1005: "BadFileDescriptor",
 }
 _CLASSES = {}
 for _code, _name in _REASONS.items():

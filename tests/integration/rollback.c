@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
  * A failure on the second device undoes the first device and the pin:
- * pinned pages, MRs and registrations are where they were.
+ * pinned pages, MRs and registrations are where they were. The failure
+ * is injected through debugfs (root only, not ABI), after the device is
+ * fully set up, and reads as the driver refusing with EIO.
  */
 #include "kvtransfer.h"
 
@@ -38,10 +40,11 @@ int main(void)
 
 	inject(1ULL << devs[1].index);
 	CHECK_FAILS(kvreg_register(kv, a, len, KVREG_ACCESS_ALL, 0, &ma, &err),
-		    &err, EIO, KVREG_REASON_FAULT_INJECTED);
+		    &err, EIO, KVREG_REASON_DEVICE_REFUSED);
 	inject(0);
-	CHECK(err.device_index == devs[1].index, "failed on device %u, want %u",
-	      err.device_index, devs[1].index);
+	CHECK(err.device_index == devs[1].index && err.driver_errno == -EIO,
+	      "failed on device %u (%d), want %u", err.device_index,
+	      err.driver_errno, devs[1].index);
 	CHECK(!ma, "no registration handed out on failure");
 
 	kvt_check_unchanged(kv, &before, "after the failed REGISTER");
