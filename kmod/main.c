@@ -299,6 +299,9 @@ static long kvreg_run_cmd(struct kvreg_file *kf, const struct kvreg_cmd *c,
 	if (karg.head.error_size &&
 	    karg.head.error_size < KVREG_ERROR_SIZE_VER0)
 		return -EINVAL;
+	/* The record's room is zeroed past what is known: bound it too. */
+	if (karg.head.error_size > KVREG_MAX_ARG_SIZE)
+		return -E2BIG;
 	/* A record that cannot be written fails the call before it runs. */
 	if (karg.head.error_size && kvreg_error_out(&karg.head, &err))
 		return -EFAULT;

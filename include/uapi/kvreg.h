@@ -15,7 +15,8 @@
  *  - the kernel accepts any size from the first published size of a struct
  *    (KVREG_*_SIZE_VER0) up to KVREG_MAX_ARG_SIZE; bytes past what it knows
  *    must be zero (E2BIG otherwise); it writes back no more than the caller
- *    passed. The error record likewise, from KVREG_ERROR_SIZE_VER0;
+ *    passed. The error record likewise, from KVREG_ERROR_SIZE_VER0 up to
+ *    KVREG_MAX_ARG_SIZE;
  *  - a struct refused for its size, or whose record cannot be written,
  *    fails with no record (EINVAL, E2BIG, EFAULT);
  *  - unknown flags and non-zero reserved fields are refused with EINVAL;

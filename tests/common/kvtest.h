@@ -26,6 +26,12 @@
 #define SZ_4K	4096UL
 #define SZ_2M	(2UL << 20)
 
+/* Before any output: a test killed by its timeout shows how far it got. */
+__attribute__((constructor)) static void kvt_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 static inline void kvt_die(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;

@@ -18,6 +18,9 @@ MODE=${4:-debian}
 KUNIT_KO=${5:-}
 PREFIX=
 [ "$MODE" != debian ] && PREFIX=$MODE/
+# KASAN and lockdep make the large tests several times slower.
+TEST_TIMEOUT=600
+[ "$MODE" = debug ] && TEST_TIMEOUT=1800
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
@@ -63,7 +66,7 @@ run_test() {
 	shift
 	echo "kvreg-test: begin $name" > /dev/kmsg
 	echo "=== $name"
-	timeout 600 "$@" > /tmp/test.log 2>&1
+	timeout "$TEST_TIMEOUT" "$@" > /tmp/test.log 2>&1
 	rc=$?
 	sed 's/^/    /' /tmp/test.log
 	if ! kernel_clean "$name"; then

@@ -98,6 +98,9 @@ int main(void)
 		CHECK(!rec.more[i], "record tail byte %zu not zeroed", i);
 	CHECK(reg_at(fd, buf, sizeof(r), 0, &rec.e, 8) == -EINVAL,
 	      "record smaller than its first size");
+	/* Room past the cap is refused, not zeroed gigabyte by gigabyte. */
+	CHECK(reg_at(fd, buf, sizeof(r), 0, &rec.e, KVREG_MAX_ARG_SIZE + 8) ==
+	      -E2BIG, "record larger than KVREG_MAX_ARG_SIZE");
 	/* A record the module cannot write: EFAULT, nothing registered. */
 	CHECK(reg_at(fd, buf, sizeof(r), 0, (void *)8, sizeof(rec.e)) ==
 	      -EFAULT, "unwritable record");
