@@ -203,7 +203,7 @@ fi
 if [ -n "$DEBUG_OK" ]; then
 	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
 	mkdir -p "$OUT/debug-guest"
-	KVREG_KERNEL=debug KVREG_GUEST_TIMEOUT=3600 \
+	KVREG_KERNEL=debug KVREG_GUEST_TIMEOUT=2400 \
 		tests/guest/boot.sh "$OUT/debug-guest" \
 		env "$(only_env debug)" sh \
 		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" \
