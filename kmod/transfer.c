@@ -10,8 +10,14 @@
 
 #include "kvreg.h"
 
-/* One RDMA work request never moves more than this. */
-#define KVREG_MAX_SEGMENT	SZ_1G
+/*
+ * One chain of work requests never moves more than this, so that
+ * KVREG_WR_TIMEOUT bounds a fixed amount of work, not a whole transfer:
+ * a 40 MiB chain outlasted it under KASAN and emulation. On a real
+ * device 8 MiB is a millisecond's work, and the wait between chains
+ * costs one completion per 8 MiB.
+ */
+#define KVREG_CHAIN_BYTES	SZ_8M
 
 struct kvreg_rdma_batch {
 	struct ib_rdma_wr wr[KVREG_WR_BATCH];
@@ -112,7 +118,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 {
 	struct kvreg_dev *kdev = local->rd->dev;
 	struct kvreg_qp *q = &local->rd->fdev->qp;
-	u64 lva = local->va, left = arg->length;
+	u64 lva = local->va, left = arg->length, chained;
 	u64 rva = remote ? remote->va : arg->remote_addr;
 	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 	int ret = 0;
@@ -120,10 +126,12 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 
 	mutex_lock(&q->mutex);
 	while (left && !ret) {
-		for (n = 0; n < KVREG_WR_BATCH && left; n++) {
+		chained = 0;
+		for (n = 0; n < KVREG_WR_BATCH && left &&
+		     chained < KVREG_CHAIN_BYTES; n++) {
 			struct ib_mr *lmr =
 				kvreg_reg_dev_find_mr(local->rd, lva);
-			u64 seg = min_t(u64, left, KVREG_MAX_SEGMENT);
+			u64 seg = min_t(u64, left, KVREG_CHAIN_BYTES - chained);
 			u32 rkey = arg->remote_rkey;
 
 			/* Ranges were checked: a miss is a kvreg bug. */
@@ -159,6 +167,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			lva += seg;
 			rva += seg;
 			left -= seg;
+			chained += seg;
 		}
 		if (!ret)
 			ret = kvreg_post_chain(q, &b->wr[0].wr,

@@ -136,30 +136,30 @@ static inline uint64_t kvt_gcd(uint64_t a, uint64_t b)
 
 /*
  * Base pages that are not physically contiguous in address order, so that
- * kvreg must use 4 KiB MR pages (contiguous pages get larger ones). Page i
- * of the result is page i * stride (mod pages) of a faulted-in mapping:
- * neighbours come from stride pages apart, whichever way the allocator
- * handed the pages out. A plain reversal is not enough: an allocator
- * that hands out descending addresses makes it contiguous.
+ * kvreg must use 4 KiB MR pages (contiguous pages get larger ones). The
+ * allocator hands out a mapping's pages in the order they are faulted, so
+ * page i * stride (mod pages) is touched i-th: neighbours were faulted
+ * stride apart, whichever way (up or down) the allocator walks. A plain
+ * reversal is not enough: a descending allocator makes it contiguous.
+ * One VMA, not one per page: a mapping of 10,000 VMAs makes every walk
+ * of /proc/self/smaps and every pin slow enough to time out under KASAN.
  */
 static inline void *kvt_map_anon_scattered(uint64_t len)
 {
 	uint64_t pages = (len + SZ_4K - 1) / SZ_4K, stride = 3, i;
-	uint8_t *src = kvt_map_anon(pages * SZ_4K);
-	uint8_t *dst = mmap(NULL, pages * SZ_4K, PROT_NONE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *p = mmap(NULL, pages * SZ_4K, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	CHECK(dst != MAP_FAILED, "mmap: %s", strerror(errno));
+	CHECK(p != MAP_FAILED, "mmap %llu: %s", (unsigned long long)len,
+	      strerror(errno));
+	madvise(p, pages * SZ_4K, MADV_NOHUGEPAGE);
 	while (stride + 1 < pages && kvt_gcd(stride, pages) != 1)
 		stride++;
 	if (stride + 1 >= pages)
 		stride = pages > 1 ? pages - 1 : 1;
 	for (i = 0; i < pages; i++)
-		CHECK(mremap(src + ((i * stride) % pages) * SZ_4K, SZ_4K, SZ_4K,
-			     MREMAP_MAYMOVE | MREMAP_FIXED,
-			     dst + i * SZ_4K) != MAP_FAILED,
-		      "mremap: %s", strerror(errno));
-	return dst;
+		p[((i * stride) % pages) * SZ_4K] = 0;
+	return p;
 }
 
 /* hugetlb 2 MiB pages, or NULL when the guest has none free. */
