@@ -35,6 +35,7 @@ enum kvreg_lib_reason {
 
 struct kvreg;		/* an open /dev/kvreg */
 struct kvreg_mr;	/* one registration and its keys */
+struct kvreg_remote;	/* a region imported from a peer */
 
 /* setup.c: $KVREG_DEVICE overrides the path when set. */
 int kvreg_open(struct kvreg **kvp, struct kvreg_error *err);
@@ -126,6 +127,39 @@ int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
 		       const struct kvreg_mr *local, uint64_t local_offset,
 		       uint64_t remote_addr, uint32_t remote_rkey,
 		       uint64_t length, struct kvreg_error *err);
+
+/*
+ * remote.c: the peer side of a registration. A process listens on an
+ * address of an RDMA device (port 0: one is chosen) and exports a
+ * registration with remote access as a descriptor: bytes it ships to
+ * another node by its own means. There kvreg_import() checks it and
+ * connects (timeout_ms per step, 0: KVREG_CONNECT_TIMEOUT_MS), sharing
+ * one connection per endpoint; transfers then go to and from the peer's
+ * memory. kvreg_export() with capacity 0 returns the size needed in *size
+ * (and -ENOSPC).
+ */
+int kvreg_listen(struct kvreg *kv, const char *address, uint16_t port,
+		 uint64_t *endpoint, uint16_t *bound_port,
+		 struct kvreg_error *err);
+int kvreg_export(struct kvreg *kv, uint64_t endpoint,
+		 const struct kvreg_mr *mr, void *desc, size_t capacity,
+		 size_t *size, struct kvreg_error *err);
+int kvreg_import(struct kvreg *kv, const void *desc, size_t size,
+		 uint32_t timeout_ms, struct kvreg_remote **remotep,
+		 struct kvreg_error *err);
+/* Drops the region (and, with its last region, the connection); frees it. */
+int kvreg_unimport(struct kvreg *kv, struct kvreg_remote *remote,
+		   struct kvreg_error *err);
+uint64_t kvreg_remote_handle(const struct kvreg_remote *remote);
+uint64_t kvreg_remote_length(const struct kvreg_remote *remote);
+uint32_t kvreg_remote_access(const struct kvreg_remote *remote);
+/* The local device its connection goes through. */
+uint32_t kvreg_remote_device(const struct kvreg_remote *remote);
+int kvreg_transfer_remote(struct kvreg *kv, enum kvreg_transfer_op op,
+			  const struct kvreg_mr *local, uint64_t local_offset,
+			  const struct kvreg_remote *remote,
+			  uint64_t remote_offset, uint64_t length,
+			  struct kvreg_error *err);
 
 /* error.c */
 const char *kvreg_strerror(uint32_t reason);

@@ -34,6 +34,9 @@ void kvreg_file_init(struct kvreg_file *kf)
 	INIT_LIST_HEAD(&kf->devs);
 	kf->by_range = RB_ROOT_CACHED;
 	kf->next_handle = 1;
+	INIT_LIST_HEAD(&kf->endpoints);
+	INIT_LIST_HEAD(&kf->conns);
+	xa_init_flags(&kf->remotes, XA_FLAGS_ALLOC1);
 }
 
 /* Caller holds kf->lock; @reg has a non-zero length. */

@@ -39,6 +39,24 @@ struct kvreg_dev *kvreg_dev_get(u32 index)
 	return kdev;
 }
 
+/* The kvreg_dev of an ib_device the CM routed through, with a reference. */
+struct kvreg_dev *kvreg_dev_find(struct ib_device *ibdev)
+{
+	struct kvreg_dev *kdev = NULL;
+	u32 i;
+
+	mutex_lock(&kvreg_devs_lock);
+	for (i = 0; i < KVREG_MAX_DEVICES; i++) {
+		if (kvreg_devs[i] && kvreg_devs[i]->ibdev == ibdev) {
+			kdev = kvreg_devs[i];
+			kref_get(&kdev->ref);
+			break;
+		}
+	}
+	mutex_unlock(&kvreg_devs_lock);
+	return kdev;
+}
+
 u64 kvreg_devices_present(void)
 {
 	u64 mask = 0;

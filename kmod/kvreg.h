@@ -24,6 +24,7 @@
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 #include "../include/uapi/kvreg.h"
 
@@ -99,6 +100,11 @@ struct kvreg_qp {
 	 */
 	struct mutex mutex;
 	bool ready;
+	/*
+	 * Connected to a peer through the RDMA CM: an error state is final
+	 * (the peer is gone or refused us), not something to reconnect.
+	 */
+	bool cm_peer;
 };
 
 /*
@@ -221,14 +227,115 @@ struct kvreg_reg {
 	struct kvreg_reg_dev devs[];
 };
 
+/* One MR of a remote region: region offsets [start, start + length). */
+struct kvreg_rchunk {
+	u64 start;
+	u64 iova;
+	u64 length;
+	u32 rkey;
+};
+
+/* A descriptor as IMPORT read it (desc.c). */
+struct kvreg_desc {
+	u64 length;
+	u32 access;
+	u32 nr_chunks;
+	struct kvreg_rchunk *chunks;	/* kvmalloc'ed, in region order */
+	u16 family;
+	u16 port;
+	u32 scope_id;
+	u8 addr[16];
+	u8 secret[KVREG_SECRET_LEN];
+};
+
+/*
+ * One RDMA CM connection (conn.c), serving one open file: its QP lives
+ * in that file's PD on the device the CM routed it through. Active (this
+ * file imported a region of the peer, and posts) or passive (accepted on
+ * this file's endpoint; the peer posts, this side only responds).
+ *
+ * Lifetime: a reference for the file's list (passive) or for each remote
+ * region (active), one for a queued @close_work. The last put tears the
+ * QP down and destroys @cm_id, so it must not come from a CM callback.
+ */
+struct kvreg_conn {
+	struct kref ref;
+	struct list_head file_node;	/* passive: on kf->conns; kf->lock */
+	struct kvreg_file *kf;
+	struct kvreg_dev *dev;		/* a reference, once routed */
+	struct kvreg_file_dev *fdev;	/* the PD of its QP; a reference */
+	struct kvreg_dev_user user;	/* on dev->users while @qp_live */
+	/*
+	 * Whoever swaps it to NULL destroys it: the last put, or the CM
+	 * itself on DEVICE_REMOVAL (after removal took the QP down).
+	 */
+	struct rdma_cm_id *cm_id;
+	struct kvreg_qp q;
+	bool qp_live;			/* under dev->teardown_rwsem */
+	bool passive;
+	bool established;		/* read locklessly */
+	bool lost;			/* disconnected; read locklessly */
+	unsigned long close_queued;	/* bit 0: @close_work was queued */
+	/* Active: the CM's answer to the step the importer waits on. */
+	struct completion cm_done;
+	enum rdma_cm_event_type cm_event;
+	int cm_status;
+	u16 rej_reason;			/* a kvreg peer's, or 0 */
+	u16 rej_version;
+	struct work_struct close_work;	/* passive: unlink when it drops */
+	/*
+	 * Passive: a zero-length RDMA WRITE (no rkey needed, IBTA C9-88)
+	 * every kvreg_keepalive_ms; a peer gone without a DREQ fails it
+	 * at the retry limit, and the connection is let go.
+	 */
+	struct delayed_work keepalive;
+	struct ib_cqe keepalive_cqe;
+	atomic_t keepalive_busy;
+	/* Active: what it was made for, so imports of one endpoint share. */
+	struct kvreg_net_addr peer;
+	u8 secret[KVREG_SECRET_LEN];
+};
+
+/* A listening endpoint of a file (endpoint.c). */
+struct kvreg_endpoint {
+	struct list_head node;		/* on kf->endpoints; kf->lock */
+	u64 handle;
+	struct kvreg_file *kf;
+	struct kvreg_dev *dev;		/* the address's device; a ref */
+	/* Swapped to NULL by whoever destroys it (see kvreg_conn.cm_id). */
+	struct rdma_cm_id *cm_id;
+	struct kvreg_net_addr addr;	/* as bound, port included */
+	u8 secret[KVREG_SECRET_LEN];
+};
+
+/* An imported region (remote.c): a transfer holds a reference. */
+struct kvreg_rregion {
+	struct kref ref;
+	u64 handle;
+	struct kvreg_conn *conn;	/* active; a reference */
+	u64 length;
+	u32 access;
+	u32 nr_chunks;
+	struct kvreg_rchunk *chunks;
+};
+
 struct kvreg_file {
-	/* Protects @regs, @by_range, @devs and every registration's @refs. */
+	/*
+	 * Protects @regs, @by_range, @devs, every registration's @refs,
+	 * @endpoints, @conns, @remotes and @closing. Taken before any
+	 * device's teardown_rwsem; never held across rdma_destroy_id().
+	 */
 	struct mutex lock;
 	struct xarray regs;		/* by handle */
 	struct list_head devs;		/* kvreg_file_dev.file_node */
 	struct rb_root_cached by_range;	/* the same, by address range */
 	u32 next_handle;
 	struct kvreg_mm *km;		/* the opener's; fixed for life */
+	struct list_head endpoints;	/* kvreg_endpoint.node */
+	struct list_head conns;		/* passive kvreg_conn.file_node */
+	struct xarray remotes;		/* kvreg_rregion, by handle */
+	u64 next_endpoint;
+	bool closing;			/* release has begun */
 };
 
 /* Host-wide counters, readable through KVREG_IOC_STATS. */
@@ -243,6 +350,7 @@ extern unsigned long kvreg_host_max_bytes;
 extern unsigned int kvreg_device_mr_reserve_percent;
 extern unsigned long kvreg_max_mrs_per_device;
 extern unsigned int kvreg_max_threads;
+extern unsigned int kvreg_keepalive_ms;
 
 /* acct.c */
 struct kvreg_mm *kvreg_mm_get_current(void);
@@ -274,10 +382,15 @@ int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info);
 void kvreg_dev_user_add(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
 void kvreg_dev_user_del(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
 
+struct kvreg_dev *kvreg_dev_find(struct ib_device *ibdev);
+
 /* qp.c */
 int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 		    struct ib_pd *pd);
 void kvreg_qp_destroy(struct kvreg_qp *q);
+int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
+		       struct ib_pd *pd, struct rdma_cm_id *cm_id);
+void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id);
 bool kvreg_qp_path_ready(struct kvreg_dev *kdev);
 /* Called with q->mutex held; chains are at most KVREG_WR_BATCH long. */
 int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
@@ -373,6 +486,49 @@ struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle);
 void kvreg_reg_put(struct kvreg_reg *reg);
 int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
 		    u32 key_size);
+
+/* desc.c: pure, no locks. */
+size_t kvreg_desc_size(u32 nr_chunks);
+void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
+		      const struct kvreg_reg_dev *rd,
+		      const struct kvreg_net_addr *addr, const u8 *secret);
+int kvreg_desc_parse(const void *blob, size_t size, struct kvreg_desc *out,
+		     struct kvreg_error *err);
+
+/* conn.c */
+int kvreg_conn_init(void);
+void kvreg_conn_exit(void);
+int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *cm_id,
+		      const struct rdma_cm_event *event, const u8 *secret);
+struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
+				      const struct kvreg_desc *desc,
+				      u32 timeout_ms, struct kvreg_error *err);
+void kvreg_conn_put(struct kvreg_conn *conn);
+void kvreg_conns_release(struct kvreg_file *kf);
+void kvreg_set_net_error(struct kvreg_error *err, u32 reason,
+			 const struct kvreg_net_addr *addr);
+int kvreg_net_sockaddr(const struct kvreg_net_addr *a,
+		       struct sockaddr_storage *ss);
+
+/* endpoint.c */
+int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
+		 struct kvreg_error *err);
+struct kvreg_endpoint *kvreg_endpoint_find(struct kvreg_file *kf,
+					   u64 handle);
+void kvreg_endpoints_release(struct kvreg_file *kf);
+
+/* remote.c */
+int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
+		 struct kvreg_error *err);
+int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
+		 struct kvreg_error *err);
+int kvreg_unimport(struct kvreg_file *kf, u64 handle,
+		   struct kvreg_error *err);
+struct kvreg_rregion *kvreg_rregion_get(struct kvreg_file *kf, u64 handle);
+void kvreg_rregion_put(struct kvreg_rregion *rr);
+const struct kvreg_rchunk *kvreg_rregion_chunk(const struct kvreg_rregion *rr,
+					       u64 offset);
+void kvreg_remotes_release(struct kvreg_file *kf);
 
 /* transfer.c */
 int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,

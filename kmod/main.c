@@ -16,7 +16,6 @@
 #include "kvreg.h"
 
 /* The first published sizes of the ABI structs: the least a caller passes. */
-static_assert(sizeof(struct kvreg_error) == KVREG_ERROR_SIZE_VER0);
 static_assert(sizeof(struct kvreg_abi_version) == 16);
 static_assert(sizeof(struct kvreg_device_info) == KVREG_DEVICE_INFO_SIZE_VER0);
 static_assert(sizeof(struct kvreg_devices) == KVREG_DEVICES_SIZE_VER0);
@@ -30,6 +29,11 @@ static_assert(sizeof(struct kvreg_budget) == KVREG_BUDGET_SIZE_VER0);
 static_assert(sizeof(struct kvreg_proc_info) == KVREG_PROC_INFO_SIZE_VER0);
 static_assert(sizeof(struct kvreg_procs) == KVREG_PROCS_SIZE_VER0);
 static_assert(sizeof(struct kvreg_features) == KVREG_FEATURES_SIZE_VER0);
+static_assert(sizeof(struct kvreg_error) == KVREG_ERROR_SIZE_VER1);
+static_assert(sizeof(struct kvreg_listen) == KVREG_LISTEN_SIZE_VER0);
+static_assert(sizeof(struct kvreg_export) == KVREG_EXPORT_SIZE_VER0);
+static_assert(sizeof(struct kvreg_import) == KVREG_IMPORT_SIZE_VER0);
+static_assert(sizeof(struct kvreg_unimport) == KVREG_UNIMPORT_SIZE_VER0);
 
 static struct dentry *kvreg_debugfs;
 
@@ -54,6 +58,10 @@ KVREG_HEAD_CHECK(struct kvreg_stats);
 KVREG_HEAD_CHECK(struct kvreg_budget);
 KVREG_HEAD_CHECK(struct kvreg_procs);
 KVREG_HEAD_CHECK(struct kvreg_features);
+KVREG_HEAD_CHECK(struct kvreg_listen);
+KVREG_HEAD_CHECK(struct kvreg_export);
+KVREG_HEAD_CHECK(struct kvreg_import);
+KVREG_HEAD_CHECK(struct kvreg_unimport);
 
 /* Room for any argument struct this module knows. */
 union kvreg_args {
@@ -67,6 +75,10 @@ union kvreg_args {
 	struct kvreg_budget budget;
 	struct kvreg_procs procs;
 	struct kvreg_features features;
+	struct kvreg_listen listen;
+	struct kvreg_export export;
+	struct kvreg_import import;
+	struct kvreg_unimport unimport;
 };
 
 static int kvreg_cmd_devices(struct kvreg_file *kf, void *karg,
@@ -143,7 +155,8 @@ static int kvreg_cmd_features(struct kvreg_file *kf, void *karg,
 	arg->max_devices = KVREG_MAX_DEVICES;
 	arg->features = KVREG_FEATURE_FILE_PD |
 			KVREG_FEATURE_PARALLEL_TRANSFER |
-			KVREG_FEATURE_RAW_REMOTE;
+			KVREG_FEATURE_RAW_REMOTE |
+			KVREG_FEATURE_REMOTE;
 	return 0;
 }
 
@@ -175,6 +188,36 @@ static int kvreg_cmd_transfer(struct kvreg_file *kf, void *karg,
 			      struct kvreg_error *err)
 {
 	return kvreg_transfer(kf, karg, err);
+}
+
+static int kvreg_cmd_listen(struct kvreg_file *kf, void *karg,
+			    struct kvreg_error *err)
+{
+	return kvreg_listen(kf, karg, err);
+}
+
+static int kvreg_cmd_export(struct kvreg_file *kf, void *karg,
+			    struct kvreg_error *err)
+{
+	return kvreg_export(kf, karg, err);
+}
+
+static int kvreg_cmd_import(struct kvreg_file *kf, void *karg,
+			    struct kvreg_error *err)
+{
+	return kvreg_import(kf, karg, err);
+}
+
+static int kvreg_cmd_unimport(struct kvreg_file *kf, void *karg,
+			      struct kvreg_error *err)
+{
+	struct kvreg_unimport *arg = karg;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	return kvreg_unimport(kf, arg->remote, err);
 }
 
 static int kvreg_cmd_budget(struct kvreg_file *kf, void *karg,
@@ -231,6 +274,14 @@ static const struct kvreg_cmd kvreg_cmds[] = {
 		  KVREG_PROCS_SIZE_VER0, false, kvreg_cmd_procs),
 	KVREG_CMD(KVREG_IOC_FEATURES, struct kvreg_features,
 		  KVREG_FEATURES_SIZE_VER0, false, kvreg_cmd_features),
+	KVREG_CMD(KVREG_IOC_LISTEN, struct kvreg_listen,
+		  KVREG_LISTEN_SIZE_VER0, true, kvreg_cmd_listen),
+	KVREG_CMD(KVREG_IOC_EXPORT, struct kvreg_export,
+		  KVREG_EXPORT_SIZE_VER0, true, kvreg_cmd_export),
+	KVREG_CMD(KVREG_IOC_IMPORT, struct kvreg_import,
+		  KVREG_IMPORT_SIZE_VER0, true, kvreg_cmd_import),
+	KVREG_CMD(KVREG_IOC_UNIMPORT, struct kvreg_unimport,
+		  KVREG_UNIMPORT_SIZE_VER0, true, kvreg_cmd_unimport),
 };
 
 /* The one call without an error record, the first a client makes. */
@@ -355,6 +406,17 @@ static int kvreg_release(struct inode *inode, struct file *filp)
 {
 	struct kvreg_file *kf = filp->private_data;
 
+	/*
+	 * Connections first, newest kind first: no endpoint accepts any
+	 * more, imported regions drop their connections, accepted ones are
+	 * disconnected; only then do the registrations they reach go.
+	 */
+	mutex_lock(&kf->lock);
+	kf->closing = true;
+	mutex_unlock(&kf->lock);
+	kvreg_endpoints_release(kf);
+	kvreg_remotes_release(kf);
+	kvreg_conns_release(kf);
 	kvreg_file_release(kf);
 	kvreg_mm_put(kf->km);
 	kfree(kf);
@@ -388,9 +450,12 @@ static int __init kvreg_init(void)
 	ret = kvreg_parallel_init();
 	if (ret)
 		return ret;
-	ret = kvreg_devices_init();
+	ret = kvreg_conn_init();
 	if (ret)
 		goto err_parallel;
+	ret = kvreg_devices_init();
+	if (ret)
+		goto err_conn;
 	ret = misc_register(&kvreg_misc);
 	if (ret)
 		goto err_devices;
@@ -402,6 +467,8 @@ static int __init kvreg_init(void)
 
 err_devices:
 	kvreg_devices_exit();
+err_conn:
+	kvreg_conn_exit();
 err_parallel:
 	kvreg_parallel_exit();
 	return ret;
@@ -412,6 +479,7 @@ static void __exit kvreg_exit(void)
 	debugfs_remove_recursive(kvreg_debugfs);
 	misc_deregister(&kvreg_misc);
 	kvreg_devices_exit();
+	kvreg_conn_exit();
 	kvreg_parallel_exit();
 	WARN_ON(kvreg_acct_host_pinned_bytes());
 }

@@ -49,3 +49,8 @@ unsigned int kvreg_max_threads = 32;
 module_param_named(max_threads, kvreg_max_threads, uint, 0644);
 MODULE_PARM_DESC(max_threads,
 		 "CPUs one registration may use to pin, map and unpin a large buffer; 1 pins on the caller's CPU only (default 32)");
+
+unsigned int kvreg_keepalive_ms = 2000;
+module_param_named(keepalive_ms, kvreg_keepalive_ms, uint, 0644);
+MODULE_PARM_DESC(keepalive_ms,
+		 "How often an exporting side probes each peer, so a peer that vanished without disconnecting is let go within a few seconds; 0: never (default 2000)");

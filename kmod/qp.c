@@ -163,6 +163,63 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	return 0;
 }
 
+/*
+ * A QP the RDMA CM connects to a peer (conn.c), in @pd: the CM moves it
+ * through its states; kvreg only posts on it. Caller holds teardown_rwsem
+ * of @kdev for read. One receive slot, for ib_drain_qp()'s marker only:
+ * the peer never sends.
+ */
+int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
+		       struct ib_pd *pd, struct rdma_cm_id *cm_id)
+{
+	struct ib_qp_init_attr init_attr = {};
+	int ret;
+
+	q->dev = kdev;
+	q->cm_peer = true;
+	mutex_init(&q->mutex);
+	q->cq = ib_alloc_cq(kdev->ibdev, q, KVREG_CQ_DEPTH, 0,
+			    IB_POLL_SOFTIRQ);
+	if (IS_ERR(q->cq)) {
+		ret = PTR_ERR(q->cq);
+		goto err_mutex;
+	}
+	init_attr.send_cq = q->cq;
+	init_attr.recv_cq = q->cq;
+	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH;
+	init_attr.cap.max_recv_wr = 1;
+	init_attr.cap.max_send_sge = 1;
+	init_attr.cap.max_recv_sge = 1;
+	init_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init_attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(cm_id, pd, &init_attr);
+	if (ret)
+		goto err_cq;
+	q->qp = cm_id->qp;
+	return 0;
+
+err_cq:
+	ib_free_cq(q->cq);
+err_mutex:
+	mutex_destroy(&q->mutex);
+	return ret;
+}
+
+/*
+ * The peer was disconnected first, so the drain ends whatever a chain
+ * still waits for; no chain can be posted after @ready fell.
+ */
+void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
+{
+	mutex_lock(&q->mutex);
+	WRITE_ONCE(q->ready, false);
+	mutex_unlock(&q->mutex);
+	ib_drain_qp(q->qp);
+	rdma_destroy_qp(cm_id);
+	ib_free_cq(q->cq);
+	mutex_destroy(&q->mutex);
+}
+
 /* Nothing may be in flight: every chain is waited for under @mutex. */
 void kvreg_qp_destroy(struct kvreg_qp *q)
 {
@@ -219,7 +276,12 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 
 	lockdep_assert_held(&q->mutex);
 	*wc_status = IB_WC_SUCCESS;
-	/* A QP left in error by an earlier failure is recovered here. */
+	/*
+	 * A QP left in error by an earlier failure is recovered here; one
+	 * connected to a peer is not: its error state is the connection's.
+	 */
+	if (!q->ready && q->cm_peer)
+		return -ENOTCONN;
 	if (!q->ready) {
 		ret = kvreg_qp_connect(q);
 		if (ret)

@@ -87,7 +87,10 @@ static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 static int kvreg_check_transfer(struct kvreg_transfer *arg,
 				struct kvreg_error *err)
 {
-	if (arg->flags & ~KVREG_TRANSFER_F_RAW_REMOTE)
+	const u32 known = KVREG_TRANSFER_F_RAW_REMOTE |
+			  KVREG_TRANSFER_F_REMOTE_REGION;
+
+	if ((arg->flags & ~known) || (arg->flags & known) == known)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->opcode != KVREG_OP_WRITE && arg->opcode != KVREG_OP_READ)
 		return kvreg_bad_arg(err, KVREG_ARG_OPCODE);
@@ -109,20 +112,78 @@ static int kvreg_check_transfer(struct kvreg_transfer *arg,
 	return 0;
 }
 
+/*
+ * Where the remote side of a transfer is: a registration of the caller
+ * (@side), a region imported from a peer (@rr), or a raw address and
+ * rkey; and the QP that reaches it.
+ */
+struct kvreg_target {
+	struct kvreg_qp *q;
+	struct kvreg_side *side;
+	struct kvreg_rregion *rr;	/* then rva is the region offset */
+};
+
+/* Address and rkey of the remote side at @rva, and how far they reach. */
+static int kvreg_target_at(struct kvreg_target *t,
+			   struct kvreg_transfer *arg, u64 rva, u64 *seg,
+			   u64 *raddr, u32 *rkey)
+{
+	if (t->rr) {
+		const struct kvreg_rchunk *c = kvreg_rregion_chunk(t->rr, rva);
+
+		*seg = min(*seg, c->start + c->length - rva);
+		*raddr = c->iova + (rva - c->start);
+		*rkey = c->rkey;
+	} else if (t->side) {
+		struct ib_mr *rmr = kvreg_reg_dev_find_mr(t->side->rd, rva);
+
+		/* Ranges were checked: a miss is a kvreg bug. */
+		if (WARN_ON_ONCE(!rmr))
+			return -EINVAL;
+		*seg = min(*seg, rmr->iova + rmr->length - rva);
+		*raddr = rva;
+		*rkey = rmr->rkey;
+	} else {
+		*raddr = rva;
+		*rkey = arg->remote_rkey;
+	}
+	return 0;
+}
+
+static u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status,
+				 bool peer)
+{
+	if (peer && (ret == -ENOTCONN ||
+		     wc_status == IB_WC_RETRY_EXC_ERR ||
+		     wc_status == IB_WC_RNR_RETRY_EXC_ERR ||
+		     wc_status == IB_WC_WR_FLUSH_ERR))
+		return KVREG_REASON_CONN_LOST;
+	if (peer && wc_status == IB_WC_REM_ACCESS_ERR)
+		return KVREG_REASON_REMOTE_ACCESS;
+	if (peer && ret == -ETIMEDOUT)
+		return KVREG_REASON_CONN_TIMEOUT;
+	if (ret == -EIO)
+		return KVREG_REASON_TRANSFER_FAILED;
+	if (ret == -ENETDOWN)
+		return KVREG_REASON_DEVICE_NOT_ACTIVE;
+	return KVREG_REASON_DEVICE_REFUSED;
+}
+
 /* Caller holds teardown_rwsem for read; both sides are live. */
 static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			       struct kvreg_side *local,
-			       struct kvreg_side *remote,
+			       struct kvreg_target *t,
 			       struct kvreg_rdma_batch *b,
 			       struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = local->rd->dev;
-	struct kvreg_qp *q = &local->rd->fdev->qp;
-	u64 lva = local->va, left = arg->length, chained;
-	u64 rva = remote ? remote->va : arg->remote_addr;
+	struct kvreg_qp *q = t->q;
+	u64 lva = local->va, left = arg->length, chained, raddr;
+	u64 rva = t->side ? t->side->va : t->rr ? arg->remote_offset :
+		  arg->remote_addr;
 	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 	int ret = 0;
-	u32 n;
+	u32 n, rkey;
 
 	mutex_lock(&q->mutex);
 	while (left && !ret) {
@@ -132,7 +193,6 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			struct ib_mr *lmr =
 				kvreg_reg_dev_find_mr(local->rd, lva);
 			u64 seg = min_t(u64, left, KVREG_CHAIN_BYTES - chained);
-			u32 rkey = arg->remote_rkey;
 
 			/* Ranges were checked: a miss is a kvreg bug. */
 			if (WARN_ON_ONCE(!lmr)) {
@@ -140,17 +200,9 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 				break;
 			}
 			seg = min(seg, lmr->iova + lmr->length - lva);
-			if (remote) {
-				struct ib_mr *rmr =
-					kvreg_reg_dev_find_mr(remote->rd, rva);
-
-				if (WARN_ON_ONCE(!rmr)) {
-					ret = -EINVAL;
-					break;
-				}
-				seg = min(seg, rmr->iova + rmr->length - rva);
-				rkey = rmr->rkey;
-			}
+			ret = kvreg_target_at(t, arg, rva, &seg, &raddr, &rkey);
+			if (ret)
+				break;
 			b->sge[n] = (struct ib_sge) {
 				.addr = lva, .length = seg, .lkey = lmr->lkey,
 			};
@@ -159,7 +211,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 					     IB_WR_RDMA_WRITE : IB_WR_RDMA_READ,
 				.wr.sg_list = &b->sge[n],
 				.wr.num_sge = 1,
-				.remote_addr = rva,
+				.remote_addr = raddr,
 				.rkey = rkey,
 			};
 			if (n)
@@ -176,23 +228,106 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	mutex_unlock(&q->mutex);
 
 	if (ret) {
-		kvreg_set_error(err, ret == -EIO ?
-				KVREG_REASON_TRANSFER_FAILED :
-				ret == -ENETDOWN ?
-				KVREG_REASON_DEVICE_NOT_ACTIVE :
-				KVREG_REASON_DEVICE_REFUSED, kdev->index);
+		kvreg_set_error(err, kvreg_transfer_reason(ret, wc_status,
+							   t->rr),
+				kdev->index);
 		err->driver_errno = ret;
 		err->wc_status = wc_status;
+		if (t->rr)
+			kvreg_set_net_error(err, err->reason,
+					    &t->rr->conn->peer);
+		/* However it was noticed: a flush, a retry limit, no QP. */
+		if (err->reason == KVREG_REASON_CONN_LOST)
+			ret = -ENOTCONN;
 	}
 	return ret;
+}
+
+/* Caller holds kf->lock: the imported region and the checks on it. */
+static int kvreg_resolve_region(struct kvreg_file *kf,
+				struct kvreg_transfer *arg,
+				struct kvreg_target *t,
+				struct kvreg_error *err)
+{
+	u32 need = arg->opcode == KVREG_OP_WRITE ? KVREG_ACCESS_REMOTE_WRITE :
+						   KVREG_ACCESS_REMOTE_READ;
+	struct kvreg_rregion *rr = kvreg_rregion_get(kf, arg->remote_handle);
+
+	if (!rr) {
+		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_HANDLE;
+		return -ENOENT;
+	}
+	t->rr = rr;
+	if (arg->device_index != rr->conn->dev->index) {
+		kvreg_bad_arg(err, KVREG_ARG_DEVICE);
+		err->request = arg->device_index;
+		err->limit = rr->conn->dev->index;
+		return -EINVAL;
+	}
+	if (arg->remote_offset > rr->length ||
+	    arg->length > rr->length - arg->remote_offset) {
+		kvreg_set_error(err, KVREG_REASON_OUT_OF_RANGE,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_REMOTE_OFFSET;
+		err->limit = rr->length;
+		err->address = arg->remote_offset;
+		err->request = arg->length;
+		return -ERANGE;
+	}
+	if (!(rr->access & need)) {
+		kvreg_set_error(err, KVREG_REASON_ACCESS_DENIED,
+				KVREG_NO_DEVICE_INDEX);
+		err->request = need;
+		err->usage = rr->access;
+		return -EACCES;
+	}
+	t->q = &rr->conn->q;
+	return 0;
+}
+
+/* Under teardown_rwsem read: whether the path is still there. */
+static int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
+			     struct kvreg_target *t, struct kvreg_error *err)
+{
+	if (kdev->dead || !READ_ONCE(local->rd->live) ||
+	    (t->side && !READ_ONCE(t->side->rd->live))) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
+		return -ENODEV;
+	}
+	if (t->rr) {
+		struct kvreg_conn *conn = t->rr->conn;
+
+		/* Its QP must be in the PD of the local side's MRs. */
+		if (conn->fdev != local->rd->fdev) {
+			kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED,
+					kdev->index);
+			return -ENODEV;
+		}
+		if (READ_ONCE(conn->lost) || !conn->qp_live) {
+			kvreg_set_error(err, KVREG_REASON_CONN_LOST,
+					kdev->index);
+			kvreg_set_net_error(err, err->reason, &conn->peer);
+			return -ENOTCONN;
+		}
+	}
+	if (!READ_ONCE(kdev->port_active)) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_NOT_ACTIVE,
+				kdev->index);
+		return -ENETDOWN;
+	}
+	return 0;
 }
 
 int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 		   struct kvreg_error *err)
 {
 	bool raw = arg->flags & KVREG_TRANSFER_F_RAW_REMOTE;
+	bool region = arg->flags & KVREG_TRANSFER_F_REMOTE_REGION;
 	bool write = arg->opcode == KVREG_OP_WRITE;
 	struct kvreg_side local = {}, remote = {};
+	struct kvreg_target t = {};
 	struct kvreg_rdma_batch *batch;
 	struct kvreg_dev *kdev;
 	int ret;
@@ -214,39 +349,38 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	 * under the QP.
 	 */
 	mutex_lock(&kf->lock);
-	ret = kvreg_resolve_side(kf, arg->local_handle, arg->local_offset,
-				 arg->length, arg->device_index,
-				 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
-				 KVREG_ARG_OFFSET, &local, err);
-	if (!ret && !raw) {
+	if (region)
+		ret = kvreg_resolve_region(kf, arg, &t, err);
+	if (!ret)
+		ret = kvreg_resolve_side(kf, arg->local_handle,
+					 arg->local_offset, arg->length,
+					 arg->device_index,
+					 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
+					 KVREG_ARG_OFFSET, &local, err);
+	if (!ret && !raw && !region) {
 		ret = kvreg_resolve_side(kf, arg->remote_handle,
 					 arg->remote_offset, arg->length,
 					 arg->device_index,
 					 write ? KVREG_ACCESS_REMOTE_WRITE :
 					 KVREG_ACCESS_REMOTE_READ,
 					 KVREG_ARG_REMOTE_OFFSET, &remote, err);
+		t.side = &remote;
 	}
 	mutex_unlock(&kf->lock);
 	if (ret)
 		goto out_put;
+	if (!region)
+		t.q = &local.rd->fdev->qp;
 
 	kdev = local.rd->dev;
 	down_read(&kdev->teardown_rwsem);
-	/* The device may have been removed since the lookup. */
-	if (kdev->dead || !READ_ONCE(local.rd->live) ||
-	    (!raw && !READ_ONCE(remote.rd->live))) {
-		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
-		ret = -ENODEV;
-	} else if (!READ_ONCE(kdev->port_active)) {
-		kvreg_set_error(err, KVREG_REASON_DEVICE_NOT_ACTIVE,
-				kdev->index);
-		ret = -ENETDOWN;
-	} else {
-		ret = kvreg_post_transfer(arg, &local, raw ? NULL : &remote,
-					  batch, err);
-	}
+	ret = kvreg_target_live(kdev, &local, &t, err);
+	if (!ret)
+		ret = kvreg_post_transfer(arg, &local, &t, batch, err);
 	up_read(&kdev->teardown_rwsem);
 out_put:
+	if (t.rr)
+		kvreg_rregion_put(t.rr);
 	if (remote.reg)
 		kvreg_reg_put(remote.reg);
 	if (local.reg)

@@ -76,6 +76,29 @@ enum kvreg_reason {
 	KVREG_REASON_READ_ONLY		= 25,	/* write on read-only map */
 	KVREG_REASON_OVERLAP		= 26,	/* address, limit: existing */
 	KVREG_REASON_FOREIGN_PROCESS	= 27,	/* fd of another process */
+	/*
+	 * Remote regions. For descriptors: request is the size given, limit
+	 * the size needed or this module's version. For connections the
+	 * record's addr_family, addr and port name the peer (or, for LISTEN,
+	 * the local address); limit is a timeout in milliseconds.
+	 */
+	KVREG_REASON_DESC_TRUNCATED	= 28,	/* shorter than it says */
+	KVREG_REASON_DESC_BAD_MAGIC	= 29,	/* not a kvreg descriptor */
+	KVREG_REASON_DESC_VERSION	= 30,	/* usage: its version */
+	KVREG_REASON_DESC_CORRUPT	= 31,	/* checksum or layout */
+	KVREG_REASON_ADDRESS_NOT_LOCAL	= 32,	/* LISTEN: not local */
+	KVREG_REASON_NO_RDMA_FOR_ADDRESS = 33,	/* no RDMA device on it */
+	KVREG_REASON_ADDRESS_UNRESOLVED	= 34,	/* no route, no neighbour */
+	KVREG_REASON_ROUTE_UNRESOLVED	= 35,
+	KVREG_REASON_CONN_NO_LISTENER	= 36,	/* no endpoint at port */
+	KVREG_REASON_CONN_BAD_SECRET	= 37,	/* wrong endpoint secret */
+	KVREG_REASON_CONN_VERSION	= 38,	/* usage: the peer's version */
+	KVREG_REASON_CONN_REJECTED	= 39,	/* driver_errno: CM status */
+	KVREG_REASON_CONN_TIMEOUT	= 40,	/* no answer within limit ms */
+	KVREG_REASON_CONN_LOST		= 41,	/* the connection went down */
+	KVREG_REASON_REMOTE_ACCESS	= 42,	/* peer refused the rkey */
+	KVREG_REASON_ADDRESS_IN_USE	= 43,	/* LISTEN: port taken */
+	KVREG_REASON_UNKNOWN_ENDPOINT	= 44,	/* no such endpoint handle */
 };
 
 /* A limit that does not apply. */
@@ -97,6 +120,10 @@ enum kvreg_argument {
 	KVREG_ARG_KEYS		= 11,
 	KVREG_ARG_REMOTE_OFFSET	= 12,
 	KVREG_ARG_POINTER	= 13,	/* libkvreg: a required one is NULL */
+	KVREG_ARG_ENDPOINT	= 14,
+	KVREG_ARG_DESCRIPTOR	= 15,	/* its buffer: size or pointer */
+	KVREG_ARG_TIMEOUT	= 16,
+	KVREG_ARG_NET_ADDRESS	= 17,	/* LISTEN's, or a descriptor's */
 };
 
 /*
@@ -106,6 +133,7 @@ enum kvreg_argument {
  * kernel writes min(error_size, its own size) bytes and zeroes the rest.
  */
 #define KVREG_ERROR_SIZE_VER0	56
+#define KVREG_ERROR_SIZE_VER1	80	/* adds the network address */
 struct kvreg_error {
 	__u32 reason;		/* enum kvreg_reason */
 	__u32 argument;		/* enum kvreg_argument */
@@ -117,6 +145,11 @@ struct kvreg_error {
 	__u64 usage;
 	__u64 request;
 	__u64 address;
+	/* VER1: the network address a connection or LISTEN failure is about. */
+	__u16 addr_family;	/* AF_INET or AF_INET6; 0 when none */
+	__u16 port;		/* host byte order */
+	__u32 reserved;
+	__u8 addr[16];		/* network byte order; IPv4 in the first 4 */
 };
 
 #define KVREG_ACCESS_LOCAL_WRITE	(1U << 0)
@@ -263,6 +296,12 @@ enum kvreg_transfer_op {
  * exists to prove that revoked keys are dead in the device.
  */
 #define KVREG_TRANSFER_F_RAW_REMOTE	(1U << 0)
+/*
+ * remote_handle is a region imported with KVREG_IOC_IMPORT: the transfer
+ * goes through its connection to the node that exported it, and
+ * device_index must be the one IMPORT reported.
+ */
+#define KVREG_TRANSFER_F_REMOTE_REGION	(1U << 1)
 
 /* KVREG_IOC_TRANSFER: RDMA WRITE or READ through the file's kernel QP. */
 #define KVREG_TRANSFER_SIZE_VER0	80
@@ -372,6 +411,8 @@ struct kvreg_procs {
 #define KVREG_FEATURE_PARALLEL_TRANSFER	(1ULL << 1)
 /* KVREG_TRANSFER_F_RAW_REMOTE (CAP_SYS_ADMIN): raw address and rkey. */
 #define KVREG_FEATURE_RAW_REMOTE	(1ULL << 2)
+/* LISTEN, EXPORT, IMPORT, UNIMPORT, KVREG_TRANSFER_F_REMOTE_REGION. */
+#define KVREG_FEATURE_REMOTE		(1ULL << 3)
 
 #define KVREG_FEATURES_SIZE_VER0	32
 struct kvreg_features {
@@ -381,6 +422,157 @@ struct kvreg_features {
 	__u32 error_size;
 	__u32 max_devices;	/* out: KVREG_MAX_DEVICES of the module */
 	__u64 features;		/* out: KVREG_FEATURE_* */
+};
+
+/*
+ * Remote regions: a process LISTENs on an address, EXPORTs a registration
+ * as a descriptor, and ships it to another node over its own control
+ * plane; a process there IMPORTs it, which connects (through the RDMA CM,
+ * in the caller's network namespace) to the endpoint, and transfers with
+ * KVREG_TRANSFER_F_REMOTE_REGION. A connection serves the one open file
+ * that listened: its QP lives in that file's protection domain, so a peer
+ * reaches that file's registrations and no one else's, and only those
+ * registered with remote access.
+ */
+struct kvreg_net_addr {
+	__u16 family;		/* AF_INET or AF_INET6 */
+	__u16 port;		/* host byte order; LISTEN: 0 picks one */
+	__u32 scope_id;		/* IPv6 link-local; else 0 */
+	__u8 addr[16];		/* network byte order; IPv4 in the first 4 */
+};
+
+/* KVREG_IOC_LISTEN: an endpoint on a local address of an RDMA device. */
+#define KVREG_LISTEN_SIZE_VER0	64
+struct kvreg_listen {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 device_index;	/* out: the device that owns the address */
+	struct kvreg_net_addr addr;	/* in; out: the port bound */
+	__u64 endpoint;		/* out: handle, for EXPORT */
+	__u32 backlog;		/* 0: the kernel's default */
+	__u32 reserved;
+};
+
+/* KVREG_IOC_EXPORT: a registration's descriptor, for a peer to IMPORT. */
+#define KVREG_EXPORT_SIZE_VER0	56
+struct kvreg_export {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 reserved;
+	__u64 endpoint;
+	__u64 handle;		/* a registration with remote access */
+	__u64 desc;		/* user pointer: room for the descriptor */
+	__u32 desc_capacity;
+	__u32 desc_size;	/* out: bytes written; with ENOSPC, needed */
+};
+
+/*
+ * KVREG_IOC_IMPORT: validate a descriptor and connect to its endpoint (or
+ * share the file's connection to it). The region stays until UNIMPORT or
+ * close; the connection while a region of it does.
+ */
+#define KVREG_CONNECT_TIMEOUT_MS	5000
+#define KVREG_IMPORT_SIZE_VER0	64
+struct kvreg_import {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 desc_size;
+	__u64 desc;		/* user pointer to the descriptor */
+	__u64 remote;		/* out: remote region handle */
+	__u64 length;		/* out: the exported registration's */
+	__u32 access;		/* out: KVREG_ACCESS_REMOTE_* it allows */
+	__u32 device_index;	/* out: the local device it goes through */
+	__u32 timeout_ms;	/* 0: KVREG_CONNECT_TIMEOUT_MS */
+	__u32 reserved;
+};
+
+/* KVREG_IOC_UNIMPORT */
+#define KVREG_UNIMPORT_SIZE_VER0	32
+struct kvreg_unimport {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 reserved;
+	__u64 remote;
+};
+
+/*
+ * The descriptor, version 1: what EXPORT writes and IMPORT reads, and what
+ * a peer written with plain libibverbs and librdmacm may parse (it needs
+ * no libkvreg). All fields little-endian; the parts follow each other with
+ * no gaps: the head, nr_paths paths, then each path's chunks in path
+ * order. A chunk is one MR: chunks tile [0, length) in order, so region
+ * offset o lies in the chunk where the running sum of lengths passes o,
+ * at iova + (o - that chunk's start). checksum is 32-bit FNV-1a
+ * (offset basis 0x811c9dc5, prime 0x01000193) over all total_size bytes
+ * with the checksum field taken as zero. A reader refuses a head_size
+ * below its own and ignores bytes of the head past what it knows.
+ */
+#define KVREG_DESC_MAGIC	0x4452564bU	/* "KVRD" */
+#define KVREG_DESC_VERSION	1
+#define KVREG_DESC_MAX_PATHS	8
+#define KVREG_DESC_MAX_CHUNKS	(1U << 20)
+#define KVREG_SECRET_LEN	16
+
+struct kvreg_desc_head {
+	__le32 magic;
+	__le16 version;
+	__le16 head_size;	/* sizeof(struct kvreg_desc_head) */
+	__le32 total_size;
+	__le32 checksum;
+	__le64 length;		/* the registration's length */
+	__le32 access;		/* KVREG_ACCESS_REMOTE_* granted */
+	__le16 nr_paths;	/* one per address the endpoint answers on */
+	__le16 reserved;
+	__u8 secret[KVREG_SECRET_LEN];	/* the endpoint's, for the CM */
+};
+
+/* One way to reach the region: an address of the endpoint, its device. */
+struct kvreg_desc_path {
+	__le16 family;		/* AF_INET or AF_INET6 */
+	__le16 port;
+	__le32 scope_id;
+	__u8 addr[16];		/* network byte order */
+	__le32 nr_chunks;
+	__le32 reserved;
+};
+
+struct kvreg_desc_chunk {
+	__le64 iova;
+	__le64 length;
+	__le32 rkey;
+	__le32 reserved;
+};
+
+/*
+ * Connection private data, version 1 (RDMA_PS_TCP, IB_QPT_RC). The active
+ * side's connect request carries struct kvreg_cm_req; a refusal carries
+ * struct kvreg_cm_rej with the reason (KVREG_REASON_CONN_BAD_SECRET,
+ * KVREG_REASON_CONN_VERSION, ...). The accept carries struct kvreg_cm_req
+ * with a zero secret. The passive side only responds: the active side
+ * posts RDMA READ and WRITE with the descriptor's rkeys (responder
+ * resources up to the device's max_qp_rd_atom) and sends nothing.
+ */
+#define KVREG_CM_MAGIC		0x4352564bU	/* "KVRC" */
+#define KVREG_CM_VERSION	1
+struct kvreg_cm_req {
+	__le32 magic;
+	__le16 version;
+	__le16 reserved;
+	__u8 secret[KVREG_SECRET_LEN];
+};
+
+struct kvreg_cm_rej {
+	__le32 magic;
+	__le16 version;		/* the highest the refusing side speaks */
+	__le16 reason;		/* enum kvreg_reason */
 };
 
 #define KVREG_IOC_MAGIC		0xCB
@@ -394,5 +586,9 @@ struct kvreg_features {
 #define KVREG_IOC_SET_BUDGET	_IO(KVREG_IOC_MAGIC, 0x07)
 #define KVREG_IOC_PROCS		_IO(KVREG_IOC_MAGIC, 0x08)
 #define KVREG_IOC_FEATURES	_IO(KVREG_IOC_MAGIC, 0x09)
+#define KVREG_IOC_LISTEN	_IO(KVREG_IOC_MAGIC, 0x0a)
+#define KVREG_IOC_EXPORT	_IO(KVREG_IOC_MAGIC, 0x0b)
+#define KVREG_IOC_IMPORT	_IO(KVREG_IOC_MAGIC, 0x0c)
+#define KVREG_IOC_UNIMPORT	_IO(KVREG_IOC_MAGIC, 0x0d)
 
 #endif /* _UAPI_KVREG_H */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include <arpa/inet.h>
 #include <grp.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +23,10 @@ static const char *const kvreg_argument_names[] = {
 	[KVREG_ARG_KEYS] = "key array",
 	[KVREG_ARG_REMOTE_OFFSET] = "remote offset",
 	[KVREG_ARG_POINTER] = "pointer",
+	[KVREG_ARG_ENDPOINT] = "endpoint",
+	[KVREG_ARG_DESCRIPTOR] = "descriptor",
+	[KVREG_ARG_TIMEOUT] = "timeout",
+	[KVREG_ARG_NET_ADDRESS] = "network address",
 };
 
 /* What to do about a bad argument, by which argument it is. */
@@ -46,6 +52,15 @@ static const char *const kvreg_argument_fixes[] = {
 				    "registration",
 	[KVREG_ARG_POINTER] = "pass the pointer the call's man page says it "
 			      "needs, not NULL",
+	[KVREG_ARG_ENDPOINT] = "use an endpoint kvreg_listen() returned on "
+			       "this open /dev/kvreg",
+	[KVREG_ARG_DESCRIPTOR] = "pass the whole descriptor kvreg_export() "
+				 "wrote, and for export a buffer of at least "
+				 "the size it asks for",
+	[KVREG_ARG_TIMEOUT] = "pass a timeout of at most 60000 ms, or 0 for "
+			      "the default",
+	[KVREG_ARG_NET_ADDRESS] = "pass one IPv4 or IPv6 address of a local "
+				  "interface, as text, not a wildcard",
 };
 
 #define KVREG_NR_ARGS	(sizeof(kvreg_argument_names) / \
@@ -127,6 +142,51 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_FOREIGN_PROCESS, "/dev/kvreg file of another process",
 	  "open /dev/kvreg in this process; a file is not shared across "
 	  "fork or fd passing" },
+	{ KVREG_REASON_DESC_TRUNCATED, "descriptor truncated",
+	  "pass every byte kvreg_export() wrote; check the control plane "
+	  "that carried it" },
+	{ KVREG_REASON_DESC_BAD_MAGIC, "not a kvreg descriptor",
+	  "pass a descriptor written by kvreg_export()" },
+	{ KVREG_REASON_DESC_VERSION, "descriptor version not supported",
+	  "run the same kvreg release on both nodes" },
+	{ KVREG_REASON_DESC_CORRUPT, "descriptor corrupt",
+	  "its checksum or layout is wrong: export it again and check the "
+	  "control plane that carried it" },
+	{ KVREG_REASON_ADDRESS_NOT_LOCAL, "address not on this node",
+	  "listen on an address of a local interface ('ip addr') in this "
+	  "network namespace" },
+	{ KVREG_REASON_NO_RDMA_FOR_ADDRESS, "no RDMA device for the address",
+	  "use an address of an interface with an RDMA device ('rdma link'); "
+	  "for Soft-RoCE: rdma link add rxe0 type rxe netdev IFACE" },
+	{ KVREG_REASON_ADDRESS_UNRESOLVED, "peer address not resolvable",
+	  "check the route and neighbour to the peer ('ip route get ADDR') "
+	  "and that the descriptor names its address" },
+	{ KVREG_REASON_ROUTE_UNRESOLVED, "no RDMA route to the peer",
+	  "check the RDMA device's link and GID table ('rdma link', "
+	  "'ibv_devinfo -v')" },
+	{ KVREG_REASON_CONN_NO_LISTENER, "no kvreg endpoint at the peer",
+	  "the exporting process closed its endpoint or exited: get a fresh "
+	  "descriptor from it" },
+	{ KVREG_REASON_CONN_BAD_SECRET, "peer refused the connection's secret",
+	  "the descriptor belongs to an endpoint that no longer exists, or "
+	  "was altered: get a fresh descriptor" },
+	{ KVREG_REASON_CONN_VERSION, "peer speaks another connection version",
+	  "run the same kvreg release on both nodes" },
+	{ KVREG_REASON_CONN_REJECTED, "peer rejected the connection",
+	  "the CM status is given; see the peer's kernel log" },
+	{ KVREG_REASON_CONN_TIMEOUT, "peer did not answer in time",
+	  "check that the peer node is up and reachable over RDMA, or "
+	  "raise the timeout" },
+	{ KVREG_REASON_CONN_LOST, "connection to the peer lost",
+	  "the peer closed its endpoint, exited or lost its device; import "
+	  "a fresh descriptor to reconnect" },
+	{ KVREG_REASON_REMOTE_ACCESS, "peer refused the remote access",
+	  "the remote region was deregistered or the range lies outside it: "
+	  "get a fresh descriptor; the connection must be made again" },
+	{ KVREG_REASON_ADDRESS_IN_USE, "port already in use",
+	  "listen on another port, or port 0 to have one chosen" },
+	{ KVREG_REASON_UNKNOWN_ENDPOINT, "unknown endpoint",
+	  "use an endpoint kvreg_listen() returned on this open /dev/kvreg" },
 	{ KVREG_REASON_MODULE_NOT_LOADED, "kvreg module not loaded",
 	  "load it with 'modprobe kvreg' (install it with DKMS, see the "
 	  "README)" },
@@ -281,6 +341,14 @@ static void kvreg_bad_argument_detail(const struct kvreg_error *err,
 			return;
 		}
 		break;
+	case KVREG_ARG_DESCRIPTOR:
+		if (req > lim) {
+			snprintf(buf, size,
+				 ": descriptor of %llu bytes, room for %llu",
+				 req, lim);
+			return;
+		}
+		break;
 	case KVREG_ARG_ACCESS:
 		if (lim && (req & ~lim)) {
 			snprintf(buf, size,
@@ -302,6 +370,85 @@ static void kvreg_bad_argument_detail(const struct kvreg_error *err,
 	snprintf(buf, size, ": bad %s", arg);
 }
 
+/* "192.0.2.1 port 7471"; "" when the record names no address. */
+static const char *kvreg_net_address(const struct kvreg_error *err,
+				     char *buf, size_t size)
+{
+	char ip[INET6_ADDRSTRLEN];
+	int family = err->addr_family == AF_INET6 ? AF_INET6 : AF_INET;
+
+	if (err->addr_family != AF_INET && err->addr_family != AF_INET6)
+		return "";
+	if (!inet_ntop(family, err->addr, ip, sizeof(ip)))
+		return "";
+	snprintf(buf, size, " %s port %u", ip, err->port);
+	return buf;
+}
+
+/* Connections and descriptors: the address, and the numbers. */
+static bool kvreg_format_remote(const struct kvreg_error *err, char *buf,
+				size_t size)
+{
+	char where[80];
+	const char *at = kvreg_net_address(err, where, sizeof(where));
+
+	switch (err->reason) {
+	case KVREG_REASON_DESC_TRUNCATED:
+		snprintf(buf, size, ": %llu bytes given, %llu needed",
+			 (unsigned long long)err->request,
+			 (unsigned long long)err->limit);
+		return true;
+	case KVREG_REASON_DESC_BAD_MAGIC:
+		snprintf(buf, size, ": magic 0x%08llx, want 0x%08llx",
+			 (unsigned long long)err->request,
+			 (unsigned long long)err->limit);
+		return true;
+	case KVREG_REASON_DESC_VERSION:
+		snprintf(buf, size, ": version %llu, this module reads %llu",
+			 (unsigned long long)err->usage,
+			 (unsigned long long)err->limit);
+		return true;
+	case KVREG_REASON_DESC_CORRUPT:
+		snprintf(buf, size, ": %llu bytes",
+			 (unsigned long long)err->request);
+		return true;
+	case KVREG_REASON_ADDRESS_NOT_LOCAL:
+	case KVREG_REASON_NO_RDMA_FOR_ADDRESS:
+	case KVREG_REASON_ADDRESS_IN_USE:
+		snprintf(buf, size, ":%s", at);
+		return true;
+	case KVREG_REASON_ADDRESS_UNRESOLVED:
+	case KVREG_REASON_ROUTE_UNRESOLVED:
+	case KVREG_REASON_CONN_NO_LISTENER:
+	case KVREG_REASON_CONN_BAD_SECRET:
+		snprintf(buf, size, ": peer%s", at);
+		return true;
+	case KVREG_REASON_CONN_LOST:
+	case KVREG_REASON_REMOTE_ACCESS:
+		if (err->wc_status)
+			snprintf(buf, size, ": peer%s, work completion status %u",
+				 at, err->wc_status);
+		else
+			snprintf(buf, size, ": peer%s", at);
+		return true;
+	case KVREG_REASON_CONN_VERSION:
+		snprintf(buf, size, ": peer%s speaks %llu, this node %llu", at,
+			 (unsigned long long)err->usage,
+			 (unsigned long long)err->request);
+		return true;
+	case KVREG_REASON_CONN_REJECTED:
+		snprintf(buf, size, ": peer%s, CM status %d", at,
+			 err->driver_errno);
+		return true;
+	case KVREG_REASON_CONN_TIMEOUT:
+		snprintf(buf, size, ": peer%s, no answer within %llu ms", at,
+			 (unsigned long long)err->limit);
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The numbers that go with a reason, as one clause; "" when none. */
 static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 				size_t size)
@@ -309,6 +456,8 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 	char l[32], r[32];
 
 	buf[0] = '\0';
+	if (kvreg_format_remote(err, buf, size))
+		return;
 	switch (err->reason) {
 	case KVREG_REASON_BAD_ARGUMENT:
 		kvreg_bad_argument_detail(err, buf, size);

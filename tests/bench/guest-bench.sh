@@ -14,6 +14,8 @@ echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
 "$HERE/../guest/rxe-up.sh" 4
 modprobe ib_uverbs
 # Budgets out of the way: the bench measures speed, not refusals.
+# kvreg links against rdma_cm; built in on the debug kernel.
+modprobe rdma_cm 2>/dev/null || true
 insmod "$2" max_mrs_per_process=1000000 max_bytes_per_process=0x10000000000 \
 	host_max_bytes=0x10000000000
 "$BUILD/tests/bench/bench_reg" "$3" "$4"

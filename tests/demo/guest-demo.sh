@@ -16,6 +16,8 @@ step "kvregctl devices (before the module is loaded)"
 "$BUILD/bin/kvregctl" devices || true
 
 step "insmod kvreg.ko"
+# kvreg links against rdma_cm; built in on the debug kernel.
+modprobe rdma_cm 2>/dev/null || true
 insmod "$KO"
 "$BUILD/bin/kvregctl" devices
 

@@ -12,6 +12,8 @@ cat > "$BUILD/fuzz-guest.sh" <<GUEST
 set -e
 echo 64 > /proc/sys/vm/nr_hugepages
 $PWD/tests/guest/rxe-up.sh 2
+# kvreg links against rdma_cm; built in on the debug kernel.
+modprobe rdma_cm 2>/dev/null || true
 insmod $PWD/$BUILD/kmod/$DKVER/kvreg.ko
 $PWD/$BUILD/tests/integration/fuzz $1 ${2:-}
 rmmod kvreg

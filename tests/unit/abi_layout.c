@@ -17,7 +17,9 @@
 	_Static_assert(offsetof(struct type, flags) == 4, #type " flags");
 
 /* Each struct's first published size is its size in this header. */
-LAYOUT(kvreg_error, KVREG_ERROR_SIZE_VER0)
+LAYOUT(kvreg_error, KVREG_ERROR_SIZE_VER1)
+_Static_assert(offsetof(struct kvreg_error, addr_family) ==
+	       KVREG_ERROR_SIZE_VER0, "the record grew at its end");
 LAYOUT(kvreg_abi_version, 16)
 LAYOUT(kvreg_device_info, KVREG_DEVICE_INFO_SIZE_VER0)
 LAYOUT(kvreg_devices, KVREG_DEVICES_SIZE_VER0)
@@ -31,6 +33,17 @@ LAYOUT(kvreg_budget, KVREG_BUDGET_SIZE_VER0)
 LAYOUT(kvreg_proc_info, KVREG_PROC_INFO_SIZE_VER0)
 LAYOUT(kvreg_procs, KVREG_PROCS_SIZE_VER0)
 LAYOUT(kvreg_features, KVREG_FEATURES_SIZE_VER0)
+LAYOUT(kvreg_listen, KVREG_LISTEN_SIZE_VER0)
+LAYOUT(kvreg_export, KVREG_EXPORT_SIZE_VER0)
+LAYOUT(kvreg_import, KVREG_IMPORT_SIZE_VER0)
+LAYOUT(kvreg_unimport, KVREG_UNIMPORT_SIZE_VER0)
+/* Wire formats: read by peers that may not share this header's compiler. */
+LAYOUT(kvreg_net_addr, 24)
+LAYOUT(kvreg_desc_head, 48)
+LAYOUT(kvreg_desc_path, 32)
+LAYOUT(kvreg_desc_chunk, 24)
+LAYOUT(kvreg_cm_req, 24)
+LAYOUT(kvreg_cm_rej, 8)
 HEAD(kvreg_abi_version)
 HEAD(kvreg_devices)
 HEAD(kvreg_register)
@@ -41,6 +54,10 @@ HEAD(kvreg_stats)
 HEAD(kvreg_budget)
 HEAD(kvreg_procs)
 HEAD(kvreg_features)
+HEAD(kvreg_listen)
+HEAD(kvreg_export)
+HEAD(kvreg_import)
+HEAD(kvreg_unimport)
 
 /*
  * The record lives outside the struct, pointed at from the same place in
@@ -59,6 +76,10 @@ ERROR_AT(kvreg_stats)
 ERROR_AT(kvreg_budget)
 ERROR_AT(kvreg_procs)
 ERROR_AT(kvreg_features)
+ERROR_AT(kvreg_listen)
+ERROR_AT(kvreg_export)
+ERROR_AT(kvreg_import)
+ERROR_AT(kvreg_unimport)
 
 int main(void)
 {

@@ -29,6 +29,9 @@ int main(void)
 				       0, 1, &err));
 	EXPECT_NOT_OPEN(kvreg_transfer_raw(NULL, KVREG_OP_WRITE, 0, NULL, 0, 0,
 					   0, 1, &err));
+	EXPECT_NOT_OPEN(kvreg_listen(NULL, "192.0.2.1", 0, NULL, NULL, &err));
+	EXPECT_NOT_OPEN(kvreg_import(NULL, buf, sizeof(buf), 0, NULL, &err));
+	EXPECT_NOT_OPEN(kvreg_unimport(NULL, NULL, &err));
 	CHECK(kvreg_fd(NULL) == -1, "fd of NULL");
 	kvreg_close(NULL);
 	kvreg_format_error(&err, -EBADF, msg, sizeof(msg));

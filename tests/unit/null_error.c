@@ -23,6 +23,9 @@ static void all_calls(struct kvreg *kv, bool expect_fail)
 	struct kvreg_budget b;
 	struct kvreg_proc_info procs[2];
 	struct kvreg_key keys[2];
+	struct kvreg_remote *rem = NULL;
+	uint64_t ep = 0;
+	size_t size;
 	unsigned int n;
 	int with, without, i;
 
@@ -54,6 +57,13 @@ static void all_calls(struct kvreg *kv, bool expect_fail)
 	BOTH(kvreg_transfer(kv, KVREG_OP_WRITE, 0, mr, 0, mr, 0, 1, errp));
 	BOTH(kvreg_transfer_raw(kv, KVREG_OP_WRITE, 0, mr, 0, 0, 0, 1, errp));
 	BOTH(kvreg_deregister(kv, mr, errp));
+	BOTH(kvreg_listen(kv, "192.0.2.1", 0, &ep, NULL, errp));
+	BOTH(kvreg_listen(kv, "not an address", 0, &ep, NULL, errp));
+	BOTH(kvreg_export(kv, 1, mr, buf, sizeof(buf), &size, errp));
+	BOTH(kvreg_import(kv, buf, 64, 0, &rem, errp));
+	BOTH(kvreg_transfer_remote(kv, KVREG_OP_WRITE, mr, 0, rem, 0, 1,
+				   errp));
+	BOTH(kvreg_unimport(kv, rem, errp));
 	/* NULL where a pointer is needed: refused, with a record or not. */
 	BOTH(kvreg_register(kv, buf, sizeof(buf), KVREG_ACCESS_ALL, 0, NULL,
 			    errp));

@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Connections through the RDMA CM, and their event handler. Each serves
+ * one open file: its QP lives in that file's PD on the device the CM
+ * routed it through, so a peer reaches that file's registrations and no
+ * other's. Active connections are made by IMPORT and post the transfers;
+ * passive ones are accepted on an endpoint (endpoint.c) when the peer
+ * presents the endpoint's secret, and only respond.
+ *
+ * As nvme-rdma and nvmet-rdma do: a cm_id is never destroyed from its own
+ * callback (the callback returns non-zero to have the CM do it); device
+ * removal reaches the QP through the device's user list, before the CM's
+ * own DEVICE_REMOVAL; the peer is disconnected and the QP drained before
+ * it is destroyed.
+ */
+#include <crypto/algapi.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cm.h>
+
+#include "kvreg.h"
+
+/* Runs close_work: a passive connection leaves its file once it drops. */
+static struct workqueue_struct *kvreg_conn_wq;
+
+void kvreg_set_net_error(struct kvreg_error *err, u32 reason,
+			 const struct kvreg_net_addr *addr)
+{
+	err->reason = reason;
+	err->addr_family = addr->family;
+	err->port = addr->port;
+	memcpy(err->addr, addr->addr, sizeof(err->addr));
+}
+
+int kvreg_net_sockaddr(const struct kvreg_net_addr *a,
+		       struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(a->port);
+		memcpy(&sin->sin_addr, a->addr, sizeof(sin->sin_addr));
+		return 0;
+	}
+	if (a->family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(a->port);
+		memcpy(&sin6->sin6_addr, a->addr, sizeof(sin6->sin6_addr));
+		sin6->sin6_scope_id = a->scope_id;
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+/* Device removal, before the CM's: the peer is cut off, the QP goes. */
+static void kvreg_conn_remove(struct kvreg_dev_user *user)
+{
+	struct kvreg_conn *conn = container_of(user, struct kvreg_conn, user);
+
+	lockdep_assert_held_write(&conn->dev->teardown_rwsem);
+	WRITE_ONCE(conn->lost, true);
+	/* The probe only trylocks the rwsem: it cannot wait on us here. */
+	cancel_delayed_work_sync(&conn->keepalive);
+	if (READ_ONCE(conn->established))
+		rdma_disconnect(conn->cm_id);
+	kvreg_qp_destroy_cm(&conn->q, conn->cm_id);
+	conn->qp_live = false;
+}
+
+/*
+ * @id is live while @qp_live is true: the CM's DEVICE_REMOVAL, the only
+ * other destroyer, comes after kvreg_conn_remove() took the QP down.
+ */
+static void kvreg_conn_teardown_qp(struct kvreg_conn *conn,
+				   struct rdma_cm_id *id)
+{
+	struct kvreg_dev *kdev = conn->dev;
+
+	if (!kdev)
+		return;
+	down_read(&kdev->teardown_rwsem);
+	if (conn->qp_live) {
+		kvreg_dev_user_del(kdev, &conn->user);
+		WRITE_ONCE(conn->lost, true);
+		cancel_delayed_work_sync(&conn->keepalive);
+		if (READ_ONCE(conn->established))
+			rdma_disconnect(id);
+		kvreg_qp_destroy_cm(&conn->q, id);
+		conn->qp_live = false;
+	}
+	up_read(&kdev->teardown_rwsem);
+}
+
+/* After this no event of @conn runs or will run. Not from a CM callback. */
+static void kvreg_conn_shutdown(struct kvreg_conn *conn)
+{
+	struct rdma_cm_id *id = READ_ONCE(conn->cm_id);
+
+	if (id)
+		kvreg_conn_teardown_qp(conn, id);
+	id = xchg(&conn->cm_id, NULL);
+	if (id)
+		rdma_destroy_id(id);
+}
+
+static void kvreg_conn_release(struct kref *ref)
+{
+	struct kvreg_conn *conn = container_of(ref, struct kvreg_conn, ref);
+
+	kvreg_conn_shutdown(conn);
+	/* Never armed, or cancelled with the QP: this is for the reader. */
+	cancel_delayed_work_sync(&conn->keepalive);
+	if (conn->fdev)
+		kvreg_file_dev_put(conn->fdev);
+	if (conn->dev)
+		kvreg_dev_put(conn->dev);
+	kfree(conn);
+}
+
+void kvreg_conn_put(struct kvreg_conn *conn)
+{
+	kref_put(&conn->ref, kvreg_conn_release);
+}
+
+static void kvreg_conn_close_work(struct work_struct *work)
+{
+	struct kvreg_conn *conn =
+		container_of(work, struct kvreg_conn, close_work);
+	struct kvreg_file *kf = conn->kf;
+	bool unlink = false;
+
+	/* A closing file takes its connections down itself. */
+	mutex_lock(&kf->lock);
+	if (!kf->closing && !list_empty(&conn->file_node)) {
+		list_del_init(&conn->file_node);
+		unlink = true;
+	}
+	mutex_unlock(&kf->lock);
+	if (unlink)
+		kvreg_conn_put(conn);
+	kvreg_conn_put(conn);
+}
+
+/*
+ * From the CM callback. Once per connection, and with a reference the
+ * work drops, so the callback's own put is never the last.
+ */
+static void kvreg_conn_queue_close(struct kvreg_conn *conn)
+{
+	if (test_and_set_bit(0, &conn->close_queued))
+		return;
+	kref_get(&conn->ref);
+	queue_work(kvreg_conn_wq, &conn->close_work);
+}
+
+static void kvreg_conn_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kvreg_conn *conn =
+		container_of(wc->wr_cqe, struct kvreg_conn, keepalive_cqe);
+
+	/* A flush is the teardown's drain: the connection is going anyway. */
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		WRITE_ONCE(conn->lost, true);
+		kvreg_conn_queue_close(conn);
+	}
+	atomic_set(&conn->keepalive_busy, 0);
+}
+
+static void kvreg_conn_keepalive(struct work_struct *work)
+{
+	struct kvreg_conn *conn = container_of(to_delayed_work(work),
+					       struct kvreg_conn, keepalive);
+	unsigned int period = READ_ONCE(kvreg_keepalive_ms);
+	struct ib_rdma_wr wr = {
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED,
+		.wr.wr_cqe = &conn->keepalive_cqe,
+	};
+	const struct ib_send_wr *bad;
+	struct kvreg_dev *kdev = conn->dev;
+
+	if (READ_ONCE(conn->lost) || !period)
+		return;
+	/* Removal holds it for write and cancels this work: never wait. */
+	if (down_read_trylock(&kdev->teardown_rwsem)) {
+		if (conn->qp_live && !kdev->dead &&
+		    !atomic_xchg(&conn->keepalive_busy, 1) &&
+		    ib_post_send(conn->q.qp, &wr.wr, &bad))
+			atomic_set(&conn->keepalive_busy, 0);
+		up_read(&kdev->teardown_rwsem);
+	}
+	queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
+			   msecs_to_jiffies(period));
+}
+
+static void kvreg_conn_note_reject(struct kvreg_conn *conn,
+				   const struct rdma_cm_event *ev)
+{
+	const struct kvreg_cm_rej *rej = ev->param.conn.private_data;
+
+	conn->rej_reason = 0;
+	conn->rej_version = 0;
+	if (rej && ev->param.conn.private_data_len >= sizeof(*rej) &&
+	    le32_to_cpu(rej->magic) == KVREG_CM_MAGIC) {
+		conn->rej_reason = le16_to_cpu(rej->reason);
+		conn->rej_version = le16_to_cpu(rej->version);
+	}
+}
+
+static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
+				 struct rdma_cm_event *ev)
+{
+	struct kvreg_conn *conn = id->context;
+	bool lost = false;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		/* Before any post: IMPORT returns only after this. */
+		WRITE_ONCE(conn->established, true);
+		WRITE_ONCE(conn->q.ready, true);
+		if (conn->passive && READ_ONCE(kvreg_keepalive_ms))
+			queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
+					   msecs_to_jiffies(kvreg_keepalive_ms));
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		kvreg_conn_note_reject(conn, ev);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		lost = true;
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		lost = conn->passive;
+		break;
+	default:
+		break;
+	}
+	if (lost) {
+		WRITE_ONCE(conn->lost, true);
+		WRITE_ONCE(conn->q.ready, false);
+	}
+	if (!conn->passive) {
+		conn->cm_event = ev->event;
+		conn->cm_status = ev->status;
+		complete(&conn->cm_done);
+	} else if (lost) {
+		kvreg_conn_queue_close(conn);
+	}
+	/* The last touch of @conn: after the swap its release may run. */
+	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL &&
+	    cmpxchg(&conn->cm_id, id, NULL) == id)
+		return 1;
+	return 0;
+}
+
+static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
+					   bool passive)
+{
+	struct kvreg_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+
+	if (!conn)
+		return NULL;
+	kref_init(&conn->ref);
+	INIT_LIST_HEAD(&conn->file_node);
+	INIT_LIST_HEAD(&conn->user.node);
+	conn->user.remove = kvreg_conn_remove;
+	conn->kf = kf;
+	conn->passive = passive;
+	init_completion(&conn->cm_done);
+	INIT_WORK(&conn->close_work, kvreg_conn_close_work);
+	INIT_DELAYED_WORK(&conn->keepalive, kvreg_conn_keepalive);
+	conn->keepalive_cqe.done = kvreg_conn_keepalive_done;
+	return conn;
+}
+
+/* Caller holds kf->lock; conn->dev and conn->cm_id are set. */
+static int kvreg_conn_make_qp(struct kvreg_conn *conn,
+			      struct kvreg_error *err)
+{
+	struct kvreg_dev *kdev = conn->dev;
+	struct kvreg_file_dev *fdev;
+	int ret;
+
+	lockdep_assert_held(&conn->kf->lock);
+	fdev = kvreg_file_dev_get(conn->kf, kdev, err);
+	if (IS_ERR(fdev))
+		return PTR_ERR(fdev);
+	conn->fdev = fdev;
+
+	down_read(&kdev->teardown_rwsem);
+	if (kdev->dead || !fdev->pd) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
+		ret = -ENODEV;
+		goto out;
+	}
+	ret = kvreg_qp_create_cm(&conn->q, kdev, fdev->pd, conn->cm_id);
+	if (ret) {
+		kvreg_set_error(err, kvreg_driver_reason(ret), kdev->index);
+		err->driver_errno = ret;
+		goto out;
+	}
+	conn->qp_live = true;
+	kvreg_dev_user_add(kdev, &conn->user);
+out:
+	up_read(&kdev->teardown_rwsem);
+	return ret;
+}
+
+/* Called from the CM callback: refuse, and have the CM destroy the id. */
+static int kvreg_conn_reject(struct rdma_cm_id *id, u16 reason)
+{
+	struct kvreg_cm_rej rej = {
+		.magic = cpu_to_le32(KVREG_CM_MAGIC),
+		.version = cpu_to_le16(KVREG_CM_VERSION),
+		.reason = cpu_to_le16(reason),
+	};
+
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	return -ECONNREFUSED;
+}
+
+static u16 kvreg_conn_check_req(const struct rdma_cm_event *ev,
+				const u8 *secret)
+{
+	const struct kvreg_cm_req *req = ev->param.conn.private_data;
+
+	/* Not a kvreg peer: it cannot know the secret either. */
+	if (!req || ev->param.conn.private_data_len < sizeof(*req) ||
+	    le32_to_cpu(req->magic) != KVREG_CM_MAGIC)
+		return KVREG_REASON_CONN_BAD_SECRET;
+	if (le16_to_cpu(req->version) != KVREG_CM_VERSION)
+		return KVREG_REASON_CONN_VERSION;
+	if (crypto_memneq(req->secret, secret, KVREG_SECRET_LEN))
+		return KVREG_REASON_CONN_BAD_SECRET;
+	return 0;
+}
+
+/*
+ * CONNECT_REQUEST on an endpoint of @kf, from its CM callback, with the
+ * new @id. Non-zero: refused, and the CM destroys @id.
+ */
+int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *id,
+		      const struct rdma_cm_event *event, const u8 *secret)
+{
+	struct kvreg_cm_req accept = {
+		.magic = cpu_to_le32(KVREG_CM_MAGIC),
+		.version = cpu_to_le16(KVREG_CM_VERSION),
+	};
+	struct rdma_conn_param param = {};
+	struct kvreg_error err = {};
+	struct kvreg_conn *conn;
+	struct kvreg_dev *kdev;
+	u16 reason;
+	int ret;
+
+	reason = kvreg_conn_check_req(event, secret);
+	if (reason)
+		return kvreg_conn_reject(id, reason);
+	kdev = kvreg_dev_find(id->device);
+	if (!kdev)
+		return kvreg_conn_reject(id, KVREG_REASON_DEVICE_REMOVED);
+	conn = kvreg_conn_alloc(kf, true);
+	if (!conn) {
+		kvreg_dev_put(kdev);
+		return kvreg_conn_reject(id, KVREG_REASON_NO_KERNEL_MEMORY);
+	}
+	conn->dev = kdev;
+	conn->cm_id = id;
+
+	mutex_lock(&kf->lock);
+	if (kf->closing) {
+		err.reason = KVREG_REASON_CONN_NO_LISTENER;
+		goto err_unlock;
+	}
+	ret = kvreg_conn_make_qp(conn, &err);
+	if (ret)
+		goto err_unlock;
+	/*
+	 * The event speaks from this side: responder_resources is the READ
+	 * depth the peer asked to initiate, which this side must answer.
+	 */
+	param.responder_resources =
+		min_t(u32, event->param.conn.responder_resources,
+		      kdev->ibdev->attrs.max_qp_rd_atom);
+	param.private_data = &accept;
+	param.private_data_len = sizeof(accept);
+	/* From here on its events are a connection's, not the endpoint's. */
+	id->context = conn;
+	id->event_handler = kvreg_conn_cm_handler;
+	ret = rdma_accept(id, &param);
+	if (ret) {
+		err.reason = KVREG_REASON_DEVICE_REFUSED;
+		goto err_unlock;
+	}
+	/* The allocation's reference is the file list's. */
+	list_add_tail(&conn->file_node, &kf->conns);
+	mutex_unlock(&kf->lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&kf->lock);
+	kvreg_conn_teardown_qp(conn, id);
+	/* The CM destroys @id when this callback returns non-zero. */
+	conn->cm_id = NULL;
+	kvreg_conn_put(conn);
+	return kvreg_conn_reject(id, err.reason);
+}
+
+/* The CM's answer to the step just started: 0 if it is @want. */
+static int kvreg_conn_wait(struct kvreg_conn *conn,
+			   enum rdma_cm_event_type want, u32 timeout_ms)
+{
+	/*
+	 * The CM times address and route resolution itself (its answer wins
+	 * by the margin); this is the backstop, and the connect step's limit.
+	 */
+	unsigned long limit = msecs_to_jiffies(timeout_ms) + HZ / 2;
+	long left;
+
+	left = wait_for_completion_killable_timeout(&conn->cm_done, limit);
+	if (left < 0)
+		return -EINTR;
+	if (!left)
+		return -ETIMEDOUT;
+	if (conn->cm_event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return -ENODEV;
+	return conn->cm_event == want ? 0 : -ECONNREFUSED;
+}
+
+static u32 kvreg_conn_refusal(struct kvreg_conn *conn, int ret,
+			      struct kvreg_error *err)
+{
+	if (ret == -ETIMEDOUT || ret == -EINTR)
+		return KVREG_REASON_CONN_TIMEOUT;
+	if (ret == -ENODEV)
+		return KVREG_REASON_DEVICE_REMOVED;
+	if (conn->cm_event != RDMA_CM_EVENT_REJECTED) {
+		/* UNREACHABLE, CONNECT_ERROR: no answer the CM could use. */
+		err->driver_errno = conn->cm_status;
+		return KVREG_REASON_CONN_TIMEOUT;
+	}
+	switch (conn->rej_reason) {
+	case KVREG_REASON_CONN_BAD_SECRET:
+	case KVREG_REASON_CONN_NO_LISTENER:
+	case KVREG_REASON_DEVICE_REMOVED:
+	case KVREG_REASON_NO_KERNEL_MEMORY:
+		return conn->rej_reason;
+	case KVREG_REASON_CONN_VERSION:
+		err->usage = conn->rej_version;
+		err->request = KVREG_CM_VERSION;
+		return KVREG_REASON_CONN_VERSION;
+	}
+	if (conn->cm_status == IB_CM_REJ_INVALID_SERVICE_ID)
+		return KVREG_REASON_CONN_NO_LISTENER;
+	err->driver_errno = conn->cm_status;
+	return KVREG_REASON_CONN_REJECTED;
+}
+
+static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
+				struct kvreg_error *err)
+{
+	struct kvreg_cm_req req = {
+		.magic = cpu_to_le32(KVREG_CM_MAGIC),
+		.version = cpu_to_le16(KVREG_CM_VERSION),
+	};
+	struct rdma_conn_param param = {};
+	int ret;
+
+	memcpy(req.secret, conn->secret, KVREG_SECRET_LEN);
+	param.private_data = &req;
+	param.private_data_len = sizeof(req);
+	param.initiator_depth =
+		min_t(u32, 16, conn->dev->ibdev->attrs.max_qp_init_rd_atom);
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	reinit_completion(&conn->cm_done);
+	ret = rdma_connect(conn->cm_id, &param);
+	if (ret) {
+		kvreg_set_error(err, KVREG_REASON_CONN_REJECTED,
+				conn->dev->index);
+		err->driver_errno = ret;
+		return ret;
+	}
+	ret = kvreg_conn_wait(conn, RDMA_CM_EVENT_ESTABLISHED, timeout_ms);
+	if (ret) {
+		err->reason = kvreg_conn_refusal(conn, ret, err);
+		err->device_index = conn->dev->index;
+		return ret == -ECONNREFUSED || ret == -ENODEV ? ret :
+		       -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* Resolve the address, then the route: the device comes from the first. */
+static int kvreg_conn_resolve(struct kvreg_conn *conn, u32 timeout_ms,
+			      struct kvreg_error *err)
+{
+	struct sockaddr_storage dst;
+	int ret;
+
+	ret = kvreg_net_sockaddr(&conn->peer, &dst);
+	if (ret)
+		return kvreg_bad_arg(err, KVREG_ARG_NET_ADDRESS);
+	reinit_completion(&conn->cm_done);
+	ret = rdma_resolve_addr(conn->cm_id, NULL, (struct sockaddr *)&dst,
+				timeout_ms);
+	if (!ret)
+		ret = kvreg_conn_wait(conn, RDMA_CM_EVENT_ADDR_RESOLVED,
+				      timeout_ms);
+	if (ret) {
+		err->reason = ret == -ETIMEDOUT ? KVREG_REASON_CONN_TIMEOUT :
+			      KVREG_REASON_ADDRESS_UNRESOLVED;
+		err->driver_errno = ret == -ECONNREFUSED ? conn->cm_status :
+				    ret;
+		return -EHOSTUNREACH;
+	}
+	conn->dev = kvreg_dev_find(conn->cm_id->device);
+	if (!conn->dev) {
+		err->reason = KVREG_REASON_NO_RDMA_FOR_ADDRESS;
+		return -ENODEV;
+	}
+	reinit_completion(&conn->cm_done);
+	ret = rdma_resolve_route(conn->cm_id, timeout_ms);
+	if (!ret)
+		ret = kvreg_conn_wait(conn, RDMA_CM_EVENT_ROUTE_RESOLVED,
+				      timeout_ms);
+	if (ret) {
+		err->reason = ret == -ETIMEDOUT ? KVREG_REASON_CONN_TIMEOUT :
+			      KVREG_REASON_ROUTE_UNRESOLVED;
+		err->driver_errno = ret == -ECONNREFUSED ? conn->cm_status :
+				    ret;
+		err->device_index = conn->dev->index;
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+/*
+ * IMPORT: a new active connection of @kf to the endpoint @desc names, in
+ * the caller's network namespace, established or failed within about
+ * three times @timeout_ms (one per step).
+ */
+struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
+				      const struct kvreg_desc *desc,
+				      u32 timeout_ms, struct kvreg_error *err)
+{
+	struct kvreg_conn *conn = kvreg_conn_alloc(kf, false);
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (!conn) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return ERR_PTR(-ENOMEM);
+	}
+	conn->peer.family = desc->family;
+	conn->peer.port = desc->port;
+	conn->peer.scope_id = desc->scope_id;
+	memcpy(conn->peer.addr, desc->addr, sizeof(conn->peer.addr));
+	memcpy(conn->secret, desc->secret, KVREG_SECRET_LEN);
+
+	id = rdma_create_id(current->nsproxy->net_ns, kvreg_conn_cm_handler,
+			    conn, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		err->driver_errno = ret;
+		goto err_put;
+	}
+	conn->cm_id = id;
+	ret = kvreg_conn_resolve(conn, timeout_ms, err);
+	if (ret)
+		goto err_put;
+	mutex_lock(&kf->lock);
+	ret = kvreg_conn_make_qp(conn, err);
+	mutex_unlock(&kf->lock);
+	if (ret)
+		goto err_put;
+	ret = kvreg_conn_establish(conn, timeout_ms, err);
+	if (ret)
+		goto err_put;
+	return conn;
+
+err_put:
+	if (!err->limit && err->reason == KVREG_REASON_CONN_TIMEOUT)
+		err->limit = timeout_ms;
+	kvreg_set_net_error(err, err->reason, &conn->peer);
+	kvreg_conn_put(conn);
+	return ERR_PTR(ret);
+}
+
+/*
+ * The file is going (kf->closing is set, so no endpoint adds one and no
+ * close_work unlinks one): every passive connection is shut down here,
+ * then the work that may still hold one is waited for, as it reads @kf.
+ */
+void kvreg_conns_release(struct kvreg_file *kf)
+{
+	struct kvreg_conn *conn, *tmp;
+	LIST_HEAD(conns);
+
+	mutex_lock(&kf->lock);
+	list_splice_init(&kf->conns, &conns);
+	mutex_unlock(&kf->lock);
+	list_for_each_entry(conn, &conns, file_node)
+		kvreg_conn_shutdown(conn);
+	flush_workqueue(kvreg_conn_wq);
+	list_for_each_entry_safe(conn, tmp, &conns, file_node) {
+		list_del_init(&conn->file_node);
+		kvreg_conn_put(conn);
+	}
+}
+
+int kvreg_conn_init(void)
+{
+	kvreg_conn_wq = alloc_workqueue("kvreg_conn", 0, 0);
+	return kvreg_conn_wq ? 0 : -ENOMEM;
+}
+
+void kvreg_conn_exit(void)
+{
+	destroy_workqueue(kvreg_conn_wq);
+}

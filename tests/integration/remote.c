@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * Remote regions between processes over the RDMA CM, both ends in this
+ * guest over its own address: an exporter process listens and exports a
+ * pool, this process imports it and moves bytes both ways, checked at
+ * every MR boundary and the first and last byte. Then every way it can be
+ * refused, each with its own reason: bad descriptors, a wrong secret, no
+ * listener, an address nobody answers, a range outside either side, a
+ * third process's rkey through the exporter's connection (isolation), a
+ * deregistered region, the exporter killed with SIGKILL. Connect/close
+ * cycles leave no QP or cm_id behind, as 'rdma res' counts them.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kvtransfer.h"
+
+#define LEN		(4 * SZ_2M)
+#define ADDR		"192.0.2.1"
+#define NO_ONE		"192.0.2.77"	/* on the link, never answers */
+#define NO_ROUTE	"203.0.113.77"	/* no route in the guest */
+#define NOT_LOCAL	"192.0.2.99"
+#define NO_RDMA		"192.0.2.200"	/* on a netdev without rxe */
+#define DESC_MAX	(64 * 1024)
+
+/* Shared with the children: a descriptor out, a key out, commands in. */
+struct ctl {
+	size_t desc_size;
+	uint8_t desc[DESC_MAX];
+	uint64_t third_iova;
+	uint32_t third_rkey;
+};
+
+/* A child process and its two pipes: commands to it, answers from it. */
+struct child {
+	pid_t pid;
+	int cmd;	/* parent writes; the child reads me.cmd */
+	int ack;	/* parent reads; the child writes me.ack */
+};
+
+static struct ctl *ctl;
+static struct child me;		/* in a child: its own ends */
+
+static void send_byte(int fd, char c)
+{
+	CHECK(write(fd, &c, 1) == 1, "pipe write: %s", strerror(errno));
+}
+
+static char recv_byte(int fd)
+{
+	char c = 0;
+
+	CHECK(read(fd, &c, 1) == 1, "pipe read: %s", strerror(errno));
+	return c;
+}
+
+static uint32_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint32_t h = 0x811c9dc5;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x01000193;
+	}
+	return h;
+}
+
+/* As the UAPI header documents it, so a forged one passes the check. */
+static void reseal(uint8_t *desc, size_t size)
+{
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
+
+	h->checksum = 0;
+	h->checksum = fnv1a(desc, size);
+}
+
+static struct kvreg_desc_path *desc_path(uint8_t *desc)
+{
+	return (struct kvreg_desc_path *)(desc + sizeof(struct kvreg_desc_head));
+}
+
+static struct kvreg_desc_chunk *desc_chunks(uint8_t *desc)
+{
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
+
+	return (struct kvreg_desc_chunk *)(desc + h->head_size +
+					   h->nr_paths *
+					   sizeof(struct kvreg_desc_path));
+}
+
+/* The exporter: registers @pool, listens, exports, obeys commands. */
+static void exporter(uint8_t *pool, uint32_t dev)
+{
+	struct kvreg *kv = kvt_open();
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	uint64_t ep;
+	uint16_t port;
+
+	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
+				&mr, &err), &err);
+	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, &port, &err), &err);
+	CHECK(port, "no port bound");
+	CHECK_OK(kvreg_export(kv, ep, mr, ctl->desc, sizeof(ctl->desc),
+			      &ctl->desc_size, &err), &err);
+	send_byte(me.ack, 'e');
+	for (;;) {
+		/* EOF (the parent died) fails the read: the child exits. */
+		switch (recv_byte(me.cmd)) {
+		case 'd':
+			CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+			send_byte(me.ack, 'd');
+			break;
+		case 'q':
+			kvreg_close(kv);
+			exit(T_PASS);
+		}
+	}
+}
+
+/* A third process: a registration nobody exported, and its key. */
+static void third(uint8_t *mem, uint32_t dev)
+{
+	struct kvreg *kv = kvt_open();
+	const struct kvreg_key *k;
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+
+	CHECK_OK(kvreg_register(kv, mem, SZ_4K, KVREG_ACCESS_ALL, 1ULL << dev,
+				&mr, &err), &err);
+	k = kvreg_mr_key_at(mr, dev, 0);
+	CHECK(k, "no key");
+	ctl->third_iova = k->iova;
+	ctl->third_rkey = k->rkey;
+	send_byte(me.ack, 't');
+	recv_byte(me.cmd);
+	kvreg_close(kv);
+	exit(T_PASS);
+}
+
+static struct child spawn(void (*fn)(uint8_t *, uint32_t), uint8_t *mem,
+			  uint32_t dev, char want)
+{
+	int cmd[2], ack[2];
+	struct child c;
+
+	CHECK(!pipe2(cmd, O_CLOEXEC) && !pipe2(ack, O_CLOEXEC), "pipe");
+	c.pid = fork();
+	CHECK(c.pid >= 0, "fork");
+	if (!c.pid) {
+		close(cmd[1]);
+		close(ack[0]);
+		me.cmd = cmd[0];
+		me.ack = ack[1];
+		fn(mem, dev);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	c.cmd = cmd[1];
+	c.ack = ack[0];
+	CHECK(recv_byte(c.ack) == want, "child did not start");
+	return c;
+}
+
+static void reap(struct child *c)
+{
+	int status;
+
+	CHECK(waitpid(c->pid, &status, 0) == c->pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == T_PASS, "child %d failed", (int)c->pid);
+	close(c->cmd);
+	close(c->ack);
+}
+
+/* Lines of 'rdma res show KIND': kvreg's QPs and cm_ids among them. */
+static long rdma_res(const char *kind)
+{
+	char cmd[64], line[512];
+	long n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma res show %s 2>/dev/null", kind);
+	f = popen(cmd, "r");
+	CHECK(f, "popen");
+	while (fgets(line, sizeof(line), f))
+		n++;
+	pclose(f);
+	return n;
+}
+
+/*
+ * The passive side lets go of a connection shortly after it drops, so
+ * the count may still hold one from before: no more than then.
+ */
+static void wait_res(const char *kind, long most)
+{
+	int i;
+
+	for (i = 0; i < 100 && rdma_res(kind) > most; i++)
+		usleep(100 * 1000);
+	CHECK(rdma_res(kind) <= most, "rdma res %s: %ld, at most %ld", kind,
+	      rdma_res(kind), most);
+}
+
+static void check_listen_errors(struct kvreg *kv, uint32_t dev)
+{
+	struct kvreg_error err;
+	uint8_t *local = kvt_map_anon(SZ_4K);
+	struct kvreg_mr *mr;
+	uint64_t ep, ep2;
+	uint16_t port;
+	size_t size;
+
+	CHECK_FAILS(kvreg_listen(kv, NOT_LOCAL, 0, &ep, NULL, &err), &err,
+		    EADDRNOTAVAIL, KVREG_REASON_ADDRESS_NOT_LOCAL);
+	kvt_run("ip link add kvnordma type dummy && ip link set kvnordma up "
+		"&& ip addr add " NO_RDMA "/32 dev kvnordma");
+	CHECK_FAILS(kvreg_listen(kv, NO_RDMA, 0, &ep, NULL, &err), &err,
+		    ENODEV, KVREG_REASON_NO_RDMA_FOR_ADDRESS);
+	kvt_run("ip link del kvnordma");
+	CHECK_FAILS(kvreg_listen(kv, "0.0.0.0", 0, &ep, NULL, &err), &err,
+		    EINVAL, KVREG_REASON_BAD_ARGUMENT);
+	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, &port, &err), &err);
+	CHECK_FAILS(kvreg_listen(kv, ADDR, port, &ep2, NULL, &err), &err,
+		    EADDRINUSE, KVREG_REASON_ADDRESS_IN_USE);
+
+	/* Local access only: not reachable from the network. */
+	CHECK_OK(kvreg_register(kv, local, SZ_4K, KVREG_ACCESS_LOCAL_WRITE,
+				1ULL << dev, &mr, &err), &err);
+	CHECK_FAILS(kvreg_export(kv, ep, mr, ctl->desc, DESC_MAX, &size, &err),
+		    &err, EACCES, KVREG_REASON_ACCESS_DENIED);
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	CHECK_OK(kvreg_register(kv, local, SZ_4K, KVREG_ACCESS_ALL,
+				1ULL << dev, &mr, &err), &err);
+	CHECK_FAILS(kvreg_export(kv, ep, mr, NULL, 0, &size, &err), &err,
+		    ENOSPC, KVREG_REASON_BAD_ARGUMENT);
+	CHECK(size == sizeof(struct kvreg_desc_head) +
+		      sizeof(struct kvreg_desc_path) +
+		      sizeof(struct kvreg_desc_chunk),
+	      "export asks for %zu bytes", size);
+	CHECK_FAILS(kvreg_export(kv, ep + 100, mr, ctl->desc, DESC_MAX, &size,
+				 &err), &err, ENOENT,
+		    KVREG_REASON_UNKNOWN_ENDPOINT);
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	munmap(local, SZ_4K);
+}
+
+/* Each way a descriptor can be wrong: its own reason, nothing made. */
+static void check_bad_descriptors(struct kvreg *kv)
+{
+	static uint8_t bad[DESC_MAX];
+	size_t n = ctl->desc_size;
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)bad;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+
+	CHECK_FAILS(kvreg_import(kv, ctl->desc, n - 1, 0, &r, &err), &err,
+		    EINVAL, KVREG_REASON_DESC_TRUNCATED);
+	CHECK_FAILS(kvreg_import(kv, ctl->desc, 2, 0, &r, &err), &err,
+		    EINVAL, KVREG_REASON_DESC_TRUNCATED);
+	memcpy(bad, ctl->desc, n);
+	h->magic ^= 1;
+	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EINVAL,
+		    KVREG_REASON_DESC_BAD_MAGIC);
+	memcpy(bad, ctl->desc, n);
+	h->version = 2;
+	reseal(bad, n);
+	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EPROTO,
+		    KVREG_REASON_DESC_VERSION);
+	CHECK(err.usage == 2, "version reported %llu",
+	      (unsigned long long)err.usage);
+	memcpy(bad, ctl->desc, n);
+	bad[n - 3] ^= 0x40;
+	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EINVAL,
+		    KVREG_REASON_DESC_CORRUPT);
+	/* Sealed, but its chunks do not add up to its length. */
+	memcpy(bad, ctl->desc, n);
+	desc_chunks(bad)[0].length += SZ_4K;
+	reseal(bad, n);
+	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EINVAL,
+		    KVREG_REASON_DESC_CORRUPT);
+	memcpy(bad, ctl->desc, n);
+	desc_path(bad)->nr_chunks = 0xffffff;
+	reseal(bad, n);
+	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EINVAL,
+		    KVREG_REASON_DESC_CORRUPT);
+}
+
+/* Connections refused, each with its reason and the peer's address. */
+static void check_refusals(struct kvreg *kv)
+{
+	static uint8_t bad[DESC_MAX];
+	size_t n = ctl->desc_size;
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)bad;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	struct timespec t0, t1;
+
+	/* No route at all: nothing is sent. */
+	memcpy(bad, ctl->desc, n);
+	CHECK(inet_pton(AF_INET, NO_ROUTE, desc_path(bad)->addr) == 1, "pton");
+	reseal(bad, n);
+	CHECK_FAILS(kvreg_import(kv, bad, n, 1000, &r, &err), &err,
+		    EHOSTUNREACH, KVREG_REASON_ADDRESS_UNRESOLVED);
+
+	memcpy(bad, ctl->desc, n);
+	h->secret[3] ^= 0x10;
+	reseal(bad, n);
+	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, ECONNREFUSED,
+		    KVREG_REASON_CONN_BAD_SECRET);
+	CHECK(err.addr_family == AF_INET && err.port == desc_path(bad)->port,
+	      "the record names the peer: family %u port %u", err.addr_family,
+	      err.port);
+
+	memcpy(bad, ctl->desc, n);
+	desc_path(bad)->port ^= 0x0101;
+	reseal(bad, n);
+	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, ECONNREFUSED,
+		    KVREG_REASON_CONN_NO_LISTENER);
+
+	memcpy(bad, ctl->desc, n);
+	CHECK(inet_pton(AF_INET, NO_ONE, desc_path(bad)->addr) == 1, "pton");
+	reseal(bad, n);
+	/* The dummy link resolves every neighbour (NOARP): no one answers. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_FAILS(kvreg_import(kv, bad, n, 1000, &r, &err), &err,
+		    ETIMEDOUT, KVREG_REASON_CONN_TIMEOUT);
+	CHECK(err.limit == 1000, "timeout reported %llu",
+	      (unsigned long long)err.limit);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 10, "took %lds to give up",
+	      (long)(t1.tv_sec - t0.tv_sec));
+}
+
+/* Small ranges across every chunk boundary, then the first and last byte. */
+static void check_edges(struct kvreg *kv, struct kvreg_mr *local,
+			uint8_t *mine, struct kvreg_remote *r, uint8_t *pool)
+{
+	struct kvreg_desc_chunk *c = desc_chunks(ctl->desc);
+	uint32_t i, nr = desc_path(ctl->desc)->nr_chunks;
+	struct kvreg_error err;
+	uint64_t start = 0, offs[64];
+	unsigned int n = 0;
+
+	CHECK(nr >= 2 && nr < 64, "%u chunks", nr);
+	for (i = 0; i + 1 < nr; i++) {
+		start += c[i].length;
+		offs[n++] = start - 4;
+	}
+	kvt_fill(mine, LEN, 0xB2);
+	memset(pool, 0, LEN);
+	for (i = 0; i < n; i++)
+		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local,
+					       offs[i], r, offs[i], 9, &err),
+			 &err);
+	kvt_check_ranges(pool, LEN, offs, n, 9, 0xB2);
+	memset(pool, 0, LEN);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, 1,
+				       &err), &err);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, LEN - 1, r,
+				       LEN - 1, 1, &err), &err);
+	CHECK(pool[0] == mine[0] && pool[LEN - 1] == mine[LEN - 1] &&
+	      !pool[1] && !pool[LEN - 2], "first/last byte");
+	printf("bytes across %u chunk boundaries, first and last\n", n);
+}
+
+static void check_bytes(struct kvreg *kv, struct kvreg_mr *local,
+			uint8_t *mine, struct kvreg_remote *r, uint8_t *pool)
+{
+	struct kvreg_error err;
+	uint64_t span = LEN - 2 * SZ_4K - 7;
+
+	kvt_fill(mine, LEN, 0xA1);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, LEN,
+				       &err), &err);
+	CHECK(kvt_mismatch(pool, 0, LEN, 0xA1, 0) < 0, "WRITE mismatch at %lld",
+	      (long long)kvt_mismatch(pool, 0, LEN, 0xA1, 0));
+	kvt_fill(pool, LEN, 0xC3);
+	memset(mine, 0, LEN);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, local, 0, r, 0, LEN,
+				       &err), &err);
+	CHECK(kvt_mismatch(mine, 0, LEN, 0xC3, 0) < 0, "READ mismatch at %lld",
+	      (long long)kvt_mismatch(mine, 0, LEN, 0xC3, 0));
+	memset(mine, 0, LEN);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, local, 5, r,
+				       SZ_4K + 2, span, &err), &err);
+	CHECK(kvt_mismatch(mine, 5, span, 0xC3, SZ_4K + 2) < 0,
+	      "shifted READ mismatch");
+	CHECK(!mine[4] && !mine[5 + span], "shifted READ overran");
+	printf("WRITE and READ of %lu bytes, and shifted, checked\n", LEN);
+	check_edges(kv, local, mine, r, pool);
+
+	/* Outside either side: refused before anything is posted. */
+	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r,
+					  LEN - 1, 2, &err), &err, ERANGE,
+		    KVREG_REASON_OUT_OF_RANGE);
+	CHECK(err.argument == KVREG_ARG_REMOTE_OFFSET, "side %u", err.argument);
+	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r,
+					  UINT64_MAX, 2, &err), &err, ERANGE,
+		    KVREG_REASON_OUT_OF_RANGE);
+	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_READ, local, LEN - 1, r,
+					  0, 2, &err), &err, ERANGE,
+		    KVREG_REASON_OUT_OF_RANGE);
+	CHECK(err.argument == KVREG_ARG_OFFSET, "side %u", err.argument);
+}
+
+/* A third process's key through the exporter's connection: refused. */
+static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
+			    uint8_t *mine, uint32_t dev)
+{
+	static uint8_t forged[DESC_MAX];
+	uint8_t *victim = mmap(NULL, SZ_4K, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t n = ctl->desc_size;
+	struct kvreg_desc_chunk *c;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	struct child other;
+	int op;
+
+	CHECK(victim != MAP_FAILED, "mmap");
+	kvt_fill(victim, SZ_4K, 0x5C);
+	other = spawn(third, victim, dev, 't');
+	memcpy(forged, ctl->desc, n);
+	c = desc_chunks(forged);
+	c[0].iova = ctl->third_iova;
+	c[0].rkey = ctl->third_rkey;
+	reseal(forged, n);
+	for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++) {
+		kvt_fill(mine, SZ_4K, 0x11);
+		/* A fresh connection each time: a refusal ends one. */
+		CHECK_OK(kvreg_import(kv, forged, n, 0, &r, &err), &err);
+		CHECK_FAILS(kvreg_transfer_remote(kv, op, local, 0, r, 0,
+						  SZ_4K, &err), &err, EIO,
+			    KVREG_REASON_REMOTE_ACCESS);
+		CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	}
+	CHECK(kvt_mismatch(mine, 0, SZ_4K, 0x11, 0) < 0,
+	      "READ brought bytes of the third process");
+	CHECK(kvt_mismatch(victim, 0, SZ_4K, 0x5C, 0) < 0,
+	      "the third process's bytes changed");
+	send_byte(other.cmd, 'q');
+	reap(&other);
+	munmap(victim, SZ_4K);
+	printf("a third process's rkey through the exporter's connection: "
+	       "refused both ways, its bytes unchanged\n");
+}
+
+static void check_cycles(struct kvreg *kv, struct kvreg_mr *local,
+			 unsigned int cycles)
+{
+	long qps = rdma_res("qp"), ids = rdma_res("cm_id");
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	unsigned int i;
+
+	for (i = 0; i < cycles; i++) {
+		CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r,
+				      &err), &err);
+		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, local, 0, r,
+					       (uint64_t)i * SZ_4K % LEN,
+					       SZ_4K, &err), &err);
+		CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	}
+	wait_res("qp", qps);
+	wait_res("cm_id", ids);
+	printf("%u connect/READ/close cycles: %ld QPs and %ld cm_ids before "
+	       "and after\n", cycles, qps, ids);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int cycles = argc > 1 ? (unsigned int)atoi(argv[1]) : 1000;
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	struct kvreg *kv = kvt_open();
+	struct kvreg_remote *r, *r2;
+	struct kvreg_mr *local;
+	struct kvt_snap before;
+	struct kvreg_error err;
+	struct timespec t0, t1;
+	uint8_t *pool, *mine;
+	struct child exp;
+	uint32_t dev;
+
+	if (!kvt_devices(kv, devs))
+		kvt_skip("no RDMA device");
+	if (!kvreg_has_feature(kv, KVREG_FEATURE_REMOTE))
+		kvt_skip("module without KVREG_FEATURE_REMOTE");
+	dev = devs[0].index;
+	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(ctl != MAP_FAILED && pool != MAP_FAILED, "mmap");
+	mine = kvt_map_anon_scattered(LEN);
+	before = kvt_snap(kv);
+
+	check_listen_errors(kv, dev);
+	exp = spawn(exporter, pool, dev, 'e');
+	printf("descriptor: %zu bytes, %u chunks\n", ctl->desc_size,
+	       desc_path(ctl->desc)->nr_chunks);
+	check_bad_descriptors(kv);
+	check_refusals(kv);
+
+	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
+				&local, &err), &err);
+	CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
+		 &err);
+	CHECK(kvreg_remote_length(r) == LEN &&
+	      kvreg_remote_access(r) == (KVREG_ACCESS_REMOTE_READ |
+					 KVREG_ACCESS_REMOTE_WRITE) &&
+	      kvreg_remote_device(r) == dev, "region %llu bytes access %u",
+	      (unsigned long long)kvreg_remote_length(r),
+	      kvreg_remote_access(r));
+	check_bytes(kv, local, mine, r, pool);
+	/* A second import of the endpoint shares the connection. */
+	{
+		long qps = rdma_res("qp");
+
+		CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r2,
+				      &err), &err);
+		CHECK(rdma_res("qp") == qps, "a second import made a QP");
+		CHECK_OK(kvreg_unimport(kv, r2, &err), &err);
+	}
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+
+	check_isolation(kv, local, mine, dev);
+	check_cycles(kv, local, cycles);
+
+	/* DEREGISTER revokes remote access at once. */
+	CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
+		 &err);
+	kvt_fill(pool, LEN, 0x3D);
+	send_byte(exp.cmd, 'd');
+	CHECK(recv_byte(exp.ack) == 'd', "deregister");
+	kvt_fill(mine, LEN, 0x4E);
+	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0,
+					  SZ_4K, &err), &err, EIO,
+		    KVREG_REASON_REMOTE_ACCESS);
+	CHECK(kvt_mismatch(pool, 0, LEN, 0x3D, 0) < 0,
+	      "a WRITE after DEREGISTER changed the memory");
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+
+	/* The exporter killed: the next transfer says so, in bounded time. */
+	CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
+		 &err);
+	kill(exp.pid, SIGKILL);
+	CHECK(waitpid(exp.pid, NULL, 0) == exp.pid, "waitpid");
+	close(exp.cmd);
+	close(exp.ack);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_READ, local, 0, r, 0,
+					  SZ_4K, &err), &err, ENOTCONN,
+		    KVREG_REASON_CONN_LOST);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec <= 10, "%lds to report the loss",
+	      (long)(t1.tv_sec - t0.tv_sec));
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	kvt_check_unchanged(kv, &before, "after the remote tests");
+	kvreg_close(kv);
+	return T_PASS;
+}
