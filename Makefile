@@ -90,8 +90,9 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS)) \
 	      $(patsubst tests/unit/%.c,$(BUILD)/tests/unit-san/%,$(UNIT_SRCS))
 INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
+PAIR_BINS  := $(patsubst tests/pair/%.c,$(BUILD)/tests/pair/%,$(wildcard tests/pair/*.c))
 
-tests: $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS) $(BUILD)/tests/demo \
+tests: $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS) $(PAIR_BINS) $(BUILD)/tests/demo \
 	$(BUILD)/examples/hicache_backend
 
 # The library's host tests, which need no module: what a package build runs.
@@ -111,7 +112,14 @@ $(BUILD)/tests/unit-san/%: tests/unit/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Itests/common $< -o $@ \
-	  $(BUILD)/san/libkvreg.a -pthread
+	  $(BUILD)/san/libkvreg.a -pthread $(TEST_LIBS)
+# One side each of the tests between two guests (tests/guest/pair.sh).
+$(BUILD)/tests/pair/%: tests/pair/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Itests/common $< -o $@ \
+	  $(BUILD)/san/libkvreg.a
+# The plain-verbs peer uses rdma-core alone, as a user-space engine would.
+$(BUILD)/tests/integration/verbs_peer: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/bench/%: tests/bench/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Itests/common $< -o $@ $(BUILD)/lib/libkvreg.a \

@@ -161,6 +161,27 @@ int kvreg_transfer_remote(struct kvreg *kv, enum kvreg_transfer_op op,
 			  uint64_t remote_offset, uint64_t length,
 			  struct kvreg_error *err);
 
+/*
+ * Batches, asynchronously: kvreg_submit() posts up to count operations
+ * (kvreg_op_prep() fills one) without waiting and says how many it took:
+ * fewer when a connection's queue is full (KVREG_SUBMIT_DEPTH work
+ * requests in flight), never blocking. Each completes once;
+ * kvreg_reap() returns up to capacity completions, waiting up to
+ * timeout_ms for min_complete. kvreg_fd() is readable (poll, epoll)
+ * while completions wait. A completion's error record says why it failed.
+ */
+void kvreg_op_prep(struct kvreg_op *op, enum kvreg_transfer_op opcode,
+		   const struct kvreg_mr *local, uint64_t local_offset,
+		   const struct kvreg_remote *remote, uint64_t remote_offset,
+		   uint64_t length, uint64_t user_data);
+int kvreg_submit(struct kvreg *kv, const struct kvreg_op *ops,
+		 unsigned int count, unsigned int *accepted,
+		 struct kvreg_error *err);
+int kvreg_reap(struct kvreg *kv, struct kvreg_completion *completions,
+	       unsigned int capacity, unsigned int min_complete,
+	       uint32_t timeout_ms, unsigned int *count,
+	       struct kvreg_error *err);
+
 /* error.c */
 const char *kvreg_strerror(uint32_t reason);
 /* What to do about KVREG_REG_OUT_* flags worth acting on; "" if nothing. */

@@ -213,10 +213,32 @@ static void kvreg_conn_note_reject(struct kvreg_conn *conn,
 	}
 }
 
+/*
+ * Work in flight on @conn must end: the peer went, or the file is going.
+ * The error state flushes every one of it, so that each completes, now.
+ */
+void kvreg_conn_abort(struct kvreg_conn *conn)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct kvreg_dev *kdev = conn->dev;
+
+	if (!kdev)
+		return;
+	/* Removal never waits on a CM callback: reading here cannot stall it. */
+	down_read(&kdev->teardown_rwsem);
+	if (conn->qp_live) {
+		WRITE_ONCE(conn->lost, true);
+		WRITE_ONCE(conn->q.ready, false);
+		ib_modify_qp(conn->q.qp, &attr, IB_QP_STATE);
+	}
+	up_read(&kdev->teardown_rwsem);
+}
+
 static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 				 struct rdma_cm_event *ev)
 {
 	struct kvreg_conn *conn = id->context;
+	unsigned int period;
 	bool lost = false;
 
 	switch (ev->event) {
@@ -224,9 +246,10 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 		/* Before any post: IMPORT returns only after this. */
 		WRITE_ONCE(conn->established, true);
 		WRITE_ONCE(conn->q.ready, true);
-		if (conn->passive && READ_ONCE(kvreg_keepalive_ms))
+		period = READ_ONCE(kvreg_keepalive_ms);
+		if (conn->passive && period)
 			queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
-					   msecs_to_jiffies(kvreg_keepalive_ms));
+					   msecs_to_jiffies(period));
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		kvreg_conn_note_reject(conn, ev);
@@ -247,6 +270,12 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 		WRITE_ONCE(conn->lost, true);
 		WRITE_ONCE(conn->q.ready, false);
 	}
+	/*
+	 * The CM does not touch the QP on a DREQ: what is in flight would
+	 * wait for a peer that is gone. The error state flushes it now.
+	 */
+	if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
+		kvreg_conn_abort(conn);
 	if (!conn->passive) {
 		conn->cm_event = ev->event;
 		conn->cm_status = ev->status;
@@ -277,6 +306,7 @@ static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 	init_completion(&conn->cm_done);
 	INIT_WORK(&conn->close_work, kvreg_conn_close_work);
 	INIT_DELAYED_WORK(&conn->keepalive, kvreg_conn_keepalive);
+	atomic_set(&conn->submit_free, KVREG_SUBMIT_DEPTH);
 	conn->keepalive_cqe.done = kvreg_conn_keepalive_done;
 	return conn;
 }

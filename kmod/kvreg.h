@@ -271,6 +271,7 @@ struct kvreg_conn {
 	 */
 	struct rdma_cm_id *cm_id;
 	struct kvreg_qp q;
+	atomic_t submit_free;		/* SQ slots left for SUBMIT */
 	bool qp_live;			/* under dev->teardown_rwsem */
 	bool passive;
 	bool established;		/* read locklessly */
@@ -336,6 +337,17 @@ struct kvreg_file {
 	struct xarray remotes;		/* kvreg_rregion, by handle */
 	u64 next_endpoint;
 	bool closing;			/* release has begun */
+
+	/*
+	 * Submitted operations (ops.c). @cq_lock (taken from the CQ's
+	 * softirq too) protects @done, @nr_done and @nr_inflight; @cq_wait
+	 * wakes REAP, poll() and release when one completes.
+	 */
+	spinlock_t cq_lock;
+	struct list_head done;		/* kvreg_op.node, unreaped */
+	u32 nr_done;
+	u32 nr_inflight;
+	wait_queue_head_t cq_wait;
 };
 
 /* Host-wide counters, readable through KVREG_IOC_STATS. */
@@ -487,6 +499,15 @@ void kvreg_reg_put(struct kvreg_reg *reg);
 int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
 		    u32 key_size);
 
+/* ops.c */
+void kvreg_ops_init(struct kvreg_file *kf);
+int kvreg_submit(struct kvreg_file *kf, struct kvreg_submit *arg,
+		 struct kvreg_error *err);
+int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
+	       struct kvreg_error *err);
+bool kvreg_ops_ready(struct kvreg_file *kf);
+void kvreg_ops_release(struct kvreg_file *kf);
+
 /* desc.c: pure, no locks. */
 size_t kvreg_desc_size(u32 nr_chunks);
 void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
@@ -505,6 +526,7 @@ struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 				      u32 timeout_ms, struct kvreg_error *err);
 void kvreg_conn_put(struct kvreg_conn *conn);
 void kvreg_conns_release(struct kvreg_file *kf);
+void kvreg_conn_abort(struct kvreg_conn *conn);
 void kvreg_set_net_error(struct kvreg_error *err, u32 reason,
 			 const struct kvreg_net_addr *addr);
 int kvreg_net_sockaddr(const struct kvreg_net_addr *a,
@@ -531,8 +553,37 @@ const struct kvreg_rchunk *kvreg_rregion_chunk(const struct kvreg_rregion *rr,
 void kvreg_remotes_release(struct kvreg_file *kf);
 
 /* transfer.c */
+/* The side of a transfer on one registration, resolved and checked. */
+struct kvreg_side {
+	struct kvreg_reg *reg;
+	struct kvreg_reg_dev *rd;
+	u64 va;
+};
+
+/*
+ * Where the remote side of a transfer is: a registration of the caller
+ * (@side), a region imported from a peer (@rr), or a raw address and
+ * rkey; and the QP that reaches it.
+ */
+struct kvreg_target {
+	struct kvreg_qp *q;
+	struct kvreg_side *side;
+	struct kvreg_rregion *rr;	/* then rva is the region offset */
+};
+
 int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 		   struct kvreg_error *err);
+int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
+			   struct kvreg_side *local, struct kvreg_side *remote,
+			   struct kvreg_target *t, struct kvreg_error *err);
+void kvreg_transfer_release(struct kvreg_side *local,
+			    struct kvreg_side *remote, struct kvreg_target *t);
+/* Under teardown_rwsem read. */
+int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
+		      struct kvreg_target *t, struct kvreg_error *err);
+int kvreg_target_at(struct kvreg_target *t, struct kvreg_transfer *arg,
+		    u64 rva, u64 *seg, u64 *raddr, u32 *rkey);
+u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer);
 
 static inline void kvreg_set_error(struct kvreg_error *err, u32 reason,
 				   u32 device_index)

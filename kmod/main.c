@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -34,6 +35,10 @@ static_assert(sizeof(struct kvreg_listen) == KVREG_LISTEN_SIZE_VER0);
 static_assert(sizeof(struct kvreg_export) == KVREG_EXPORT_SIZE_VER0);
 static_assert(sizeof(struct kvreg_import) == KVREG_IMPORT_SIZE_VER0);
 static_assert(sizeof(struct kvreg_unimport) == KVREG_UNIMPORT_SIZE_VER0);
+static_assert(sizeof(struct kvreg_op) == KVREG_OP_SIZE_VER0);
+static_assert(sizeof(struct kvreg_submit) == KVREG_SUBMIT_SIZE_VER0);
+static_assert(sizeof(struct kvreg_completion) == KVREG_COMPLETION_SIZE_VER0);
+static_assert(sizeof(struct kvreg_reap) == KVREG_REAP_SIZE_VER0);
 
 static struct dentry *kvreg_debugfs;
 
@@ -62,6 +67,8 @@ KVREG_HEAD_CHECK(struct kvreg_listen);
 KVREG_HEAD_CHECK(struct kvreg_export);
 KVREG_HEAD_CHECK(struct kvreg_import);
 KVREG_HEAD_CHECK(struct kvreg_unimport);
+KVREG_HEAD_CHECK(struct kvreg_submit);
+KVREG_HEAD_CHECK(struct kvreg_reap);
 
 /* Room for any argument struct this module knows. */
 union kvreg_args {
@@ -79,6 +86,8 @@ union kvreg_args {
 	struct kvreg_export export;
 	struct kvreg_import import;
 	struct kvreg_unimport unimport;
+	struct kvreg_submit submit;
+	struct kvreg_reap reap;
 };
 
 static int kvreg_cmd_devices(struct kvreg_file *kf, void *karg,
@@ -156,7 +165,7 @@ static int kvreg_cmd_features(struct kvreg_file *kf, void *karg,
 	arg->features = KVREG_FEATURE_FILE_PD |
 			KVREG_FEATURE_PARALLEL_TRANSFER |
 			KVREG_FEATURE_RAW_REMOTE |
-			KVREG_FEATURE_REMOTE;
+			KVREG_FEATURE_REMOTE | KVREG_FEATURE_SUBMIT;
 	return 0;
 }
 
@@ -218,6 +227,18 @@ static int kvreg_cmd_unimport(struct kvreg_file *kf, void *karg,
 	if (arg->reserved)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	return kvreg_unimport(kf, arg->remote, err);
+}
+
+static int kvreg_cmd_submit(struct kvreg_file *kf, void *karg,
+			    struct kvreg_error *err)
+{
+	return kvreg_submit(kf, karg, err);
+}
+
+static int kvreg_cmd_reap(struct kvreg_file *kf, void *karg,
+			  struct kvreg_error *err)
+{
+	return kvreg_reap(kf, karg, err);
 }
 
 static int kvreg_cmd_budget(struct kvreg_file *kf, void *karg,
@@ -282,6 +303,10 @@ static const struct kvreg_cmd kvreg_cmds[] = {
 		  KVREG_IMPORT_SIZE_VER0, true, kvreg_cmd_import),
 	KVREG_CMD(KVREG_IOC_UNIMPORT, struct kvreg_unimport,
 		  KVREG_UNIMPORT_SIZE_VER0, true, kvreg_cmd_unimport),
+	KVREG_CMD(KVREG_IOC_SUBMIT, struct kvreg_submit,
+		  KVREG_SUBMIT_SIZE_VER0, true, kvreg_cmd_submit),
+	KVREG_CMD(KVREG_IOC_REAP, struct kvreg_reap,
+		  KVREG_REAP_SIZE_VER0, true, kvreg_cmd_reap),
 };
 
 /* The one call without an error record, the first a client makes. */
@@ -392,6 +417,7 @@ static int kvreg_open(struct inode *inode, struct file *filp)
 	if (!kf)
 		return -ENOMEM;
 	kvreg_file_init(kf);
+	kvreg_ops_init(kf);
 	kf->km = kvreg_mm_get_current();
 	if (IS_ERR(kf->km)) {
 		ret = PTR_ERR(kf->km);
@@ -415,6 +441,7 @@ static int kvreg_release(struct inode *inode, struct file *filp)
 	kf->closing = true;
 	mutex_unlock(&kf->lock);
 	kvreg_endpoints_release(kf);
+	kvreg_ops_release(kf);
 	kvreg_remotes_release(kf);
 	kvreg_conns_release(kf);
 	kvreg_file_release(kf);
@@ -423,10 +450,20 @@ static int kvreg_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+/* Readable while completions of submitted operations wait to be reaped. */
+static __poll_t kvreg_poll(struct file *filp, poll_table *wait)
+{
+	struct kvreg_file *kf = filp->private_data;
+
+	poll_wait(filp, &kf->cq_wait, wait);
+	return kvreg_ops_ready(kf) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
 static const struct file_operations kvreg_fops = {
 	.owner = THIS_MODULE,
 	.open = kvreg_open,
 	.release = kvreg_release,
+	.poll = kvreg_poll,
 	.unlocked_ioctl = kvreg_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };

@@ -178,7 +178,9 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	q->dev = kdev;
 	q->cm_peer = true;
 	mutex_init(&q->mutex);
-	q->cq = ib_alloc_cq(kdev->ibdev, q, KVREG_CQ_DEPTH, 0,
+	/* A synchronous chain and SUBMIT's work side by side, every WR seen. */
+	q->cq = ib_alloc_cq(kdev->ibdev, q,
+			    KVREG_CQ_DEPTH + KVREG_SUBMIT_DEPTH, 0,
 			    IB_POLL_SOFTIRQ);
 	if (IS_ERR(q->cq)) {
 		ret = PTR_ERR(q->cq);
@@ -186,7 +188,7 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	}
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
-	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH;
+	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH + KVREG_SUBMIT_DEPTH;
 	init_attr.cap.max_recv_wr = 1;
 	init_attr.cap.max_send_sge = 1;
 	init_attr.cap.max_recv_sge = 1;

@@ -24,13 +24,6 @@ struct kvreg_rdma_batch {
 	struct ib_sge sge[KVREG_WR_BATCH];
 };
 
-/* The side of a transfer on one registration, resolved and checked. */
-struct kvreg_side {
-	struct kvreg_reg *reg;
-	struct kvreg_reg_dev *rd;
-	u64 va;
-};
-
 static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 			      u64 length, u32 device_index, u32 need_access,
 			      u32 offset_arg, struct kvreg_side *side,
@@ -112,21 +105,9 @@ static int kvreg_check_transfer(struct kvreg_transfer *arg,
 	return 0;
 }
 
-/*
- * Where the remote side of a transfer is: a registration of the caller
- * (@side), a region imported from a peer (@rr), or a raw address and
- * rkey; and the QP that reaches it.
- */
-struct kvreg_target {
-	struct kvreg_qp *q;
-	struct kvreg_side *side;
-	struct kvreg_rregion *rr;	/* then rva is the region offset */
-};
-
 /* Address and rkey of the remote side at @rva, and how far they reach. */
-static int kvreg_target_at(struct kvreg_target *t,
-			   struct kvreg_transfer *arg, u64 rva, u64 *seg,
-			   u64 *raddr, u32 *rkey)
+int kvreg_target_at(struct kvreg_target *t, struct kvreg_transfer *arg,
+		    u64 rva, u64 *seg, u64 *raddr, u32 *rkey)
 {
 	if (t->rr) {
 		const struct kvreg_rchunk *c = kvreg_rregion_chunk(t->rr, rva);
@@ -150,8 +131,7 @@ static int kvreg_target_at(struct kvreg_target *t,
 	return 0;
 }
 
-static u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status,
-				 bool peer)
+u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer)
 {
 	if (peer && (ret == -ENOTCONN ||
 		     wc_status == IB_WC_RETRY_EXC_ERR ||
@@ -288,8 +268,8 @@ static int kvreg_resolve_region(struct kvreg_file *kf,
 }
 
 /* Under teardown_rwsem read: whether the path is still there. */
-static int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
-			     struct kvreg_target *t, struct kvreg_error *err)
+int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
+		      struct kvreg_target *t, struct kvreg_error *err)
 {
 	if (kdev->dead || !READ_ONCE(local->rd->live) ||
 	    (t->side && !READ_ONCE(t->side->rd->live))) {
@@ -320,12 +300,59 @@ static int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
 	return 0;
 }
 
-int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
-		   struct kvreg_error *err)
+/*
+ * Both sides of @arg, each held by a reference, so the file's lock is
+ * needed only here: transfers run beside each other and beside REGISTER,
+ * QUERY and DEREGISTER, and neither side can go away under the QP.
+ * Undone by kvreg_transfer_release(), failed or not.
+ */
+int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
+			   struct kvreg_side *local, struct kvreg_side *remote,
+			   struct kvreg_target *t, struct kvreg_error *err)
 {
 	bool raw = arg->flags & KVREG_TRANSFER_F_RAW_REMOTE;
 	bool region = arg->flags & KVREG_TRANSFER_F_REMOTE_REGION;
 	bool write = arg->opcode == KVREG_OP_WRITE;
+	int ret = 0;
+
+	mutex_lock(&kf->lock);
+	if (region)
+		ret = kvreg_resolve_region(kf, arg, t, err);
+	if (!ret)
+		ret = kvreg_resolve_side(kf, arg->local_handle,
+					 arg->local_offset, arg->length,
+					 arg->device_index,
+					 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
+					 KVREG_ARG_OFFSET, local, err);
+	if (!ret && !raw && !region) {
+		ret = kvreg_resolve_side(kf, arg->remote_handle,
+					 arg->remote_offset, arg->length,
+					 arg->device_index,
+					 write ? KVREG_ACCESS_REMOTE_WRITE :
+					 KVREG_ACCESS_REMOTE_READ,
+					 KVREG_ARG_REMOTE_OFFSET, remote, err);
+		t->side = remote;
+	}
+	mutex_unlock(&kf->lock);
+	if (!ret && !region)
+		t->q = &local->rd->fdev->qp;
+	return ret;
+}
+
+void kvreg_transfer_release(struct kvreg_side *local,
+			    struct kvreg_side *remote, struct kvreg_target *t)
+{
+	if (t->rr)
+		kvreg_rregion_put(t->rr);
+	if (remote->reg)
+		kvreg_reg_put(remote->reg);
+	if (local->reg)
+		kvreg_reg_put(local->reg);
+}
+
+int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
+		   struct kvreg_error *err)
+{
 	struct kvreg_side local = {}, remote = {};
 	struct kvreg_target t = {};
 	struct kvreg_rdma_batch *batch;
@@ -341,36 +368,9 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 				KVREG_NO_DEVICE_INDEX);
 		return -ENOMEM;
 	}
-
-	/*
-	 * The file's lock only to find both sides: each is then held by a
-	 * reference, so transfers run beside each other and beside
-	 * REGISTER, QUERY and DEREGISTER, and neither side can go away
-	 * under the QP.
-	 */
-	mutex_lock(&kf->lock);
-	if (region)
-		ret = kvreg_resolve_region(kf, arg, &t, err);
-	if (!ret)
-		ret = kvreg_resolve_side(kf, arg->local_handle,
-					 arg->local_offset, arg->length,
-					 arg->device_index,
-					 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
-					 KVREG_ARG_OFFSET, &local, err);
-	if (!ret && !raw && !region) {
-		ret = kvreg_resolve_side(kf, arg->remote_handle,
-					 arg->remote_offset, arg->length,
-					 arg->device_index,
-					 write ? KVREG_ACCESS_REMOTE_WRITE :
-					 KVREG_ACCESS_REMOTE_READ,
-					 KVREG_ARG_REMOTE_OFFSET, &remote, err);
-		t.side = &remote;
-	}
-	mutex_unlock(&kf->lock);
+	ret = kvreg_transfer_resolve(kf, arg, &local, &remote, &t, err);
 	if (ret)
 		goto out_put;
-	if (!region)
-		t.q = &local.rd->fdev->qp;
 
 	kdev = local.rd->dev;
 	down_read(&kdev->teardown_rwsem);
@@ -379,12 +379,7 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 		ret = kvreg_post_transfer(arg, &local, &t, batch, err);
 	up_read(&kdev->teardown_rwsem);
 out_put:
-	if (t.rr)
-		kvreg_rregion_put(t.rr);
-	if (remote.reg)
-		kvreg_reg_put(remote.reg);
-	if (local.reg)
-		kvreg_reg_put(local.reg);
+	kvreg_transfer_release(&local, &remote, &t);
 	kfree(batch);
 	return ret;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /* kvregctl: look at kvreg from the shell. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -263,14 +264,68 @@ static int kvregctl_check(struct kvreg *kv, uint64_t size, bool hugetlb)
 	return ok ? 0 : 1;
 }
 
+/*
+ * A peer's pool, before relying on it: the descriptor read, the endpoint
+ * resolved and connected (as kvreg_import() does), and one 4 KiB READ.
+ */
+static int kvregctl_check_peer(struct kvreg *kv, const char *path)
+{
+	static uint8_t desc[1 << 20];
+	static uint8_t page[4096] __attribute__((aligned(4096)));
+	struct kvreg_remote *r = NULL;
+	struct kvreg_mr *mr = NULL;
+	struct kvreg_error err;
+	char msg[512];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+	int ret;
+
+	if (!f) {
+		printf("FAIL descriptor %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	n = fread(desc, 1, sizeof(desc), f);
+	fclose(f);
+	ret = kvreg_import(kv, desc, n, 0, &r, &err);
+	if (ret) {
+		kvreg_format_error(&err, ret, msg, sizeof(msg));
+		kvregctl_verdict(false, "connect: %s", msg);
+		goto out;
+	}
+	kvregctl_verdict(true, "descriptor: %zu bytes, a region of %llu bytes, "
+			 "connected through device %u", n,
+			 (unsigned long long)kvreg_remote_length(r),
+			 kvreg_remote_device(r));
+	ret = kvreg_register(kv, page, sizeof(page), KVREG_ACCESS_LOCAL_WRITE,
+			     1ULL << kvreg_remote_device(r), &mr, &err);
+	if (!ret)
+		ret = kvreg_transfer_remote(kv, KVREG_OP_READ, mr, 0, r, 0,
+					    sizeof(page), &err);
+	if (ret)
+		kvreg_format_error(&err, ret, msg, sizeof(msg));
+	kvregctl_verdict(!ret, "READ of 4 KiB from the peer: %s",
+			 ret ? msg : "arrived");
+out:
+	if (mr)
+		kvreg_deregister(kv, mr, NULL);
+	if (r)
+		kvreg_unimport(kv, r, NULL);
+	printf("%s\n", ret ? "the peer cannot be used" :
+	       "the peer's pool can be used");
+	return ret ? 1 : 0;
+}
+
 static void kvregctl_usage(FILE *out)
 {
-	fprintf(out, "usage: kvregctl devices | stats | ps | check SIZE [--hugetlb]\n"
+	fprintf(out, "usage: kvregctl devices | stats | ps | check SIZE [--hugetlb]"
+		" | check --peer DESCRIPTOR\n"
 		"  devices  RDMA devices kvreg uses, with their limits\n"
 		"  stats    this process's usage against every limit, and the host's\n"
 		"  ps       every process using kvreg (needs CAP_SYS_ADMIN)\n"
 		"  check    start-up pre-flight: would registering SIZE bytes (64M, 2G)\n"
-		"           on every device succeed? exit 0 only if it would\n");
+		"           on every device succeed? exit 0 only if it would\n"
+		"  check --peer FILE  connect to the endpoint of a descriptor\n"
+		"           (kvreg_export()'s bytes) and READ 4 KiB from it\n");
 }
 
 int main(int argc, char **argv)
@@ -284,6 +339,15 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		kvregctl_usage(argc == 2 ? stdout : stderr);
 		return argc == 2 ? 0 : 2;
+	}
+	if (argc == 4 && !strcmp(argv[1], "check") &&
+	    !strcmp(argv[2], "--peer")) {
+		ret = kvreg_open(&kv, &err);
+		if (ret)
+			return kvregctl_fail("open", &err, ret);
+		ret = kvregctl_check_peer(kv, argv[3]);
+		kvreg_close(kv);
+		return ret;
 	}
 	if (!strcmp(argv[1], "check")) {
 		if (argc < 3 || kvregctl_parse_size(argv[2], &size) ||

@@ -99,6 +99,8 @@ enum kvreg_reason {
 	KVREG_REASON_REMOTE_ACCESS	= 42,	/* peer refused the rkey */
 	KVREG_REASON_ADDRESS_IN_USE	= 43,	/* LISTEN: port taken */
 	KVREG_REASON_UNKNOWN_ENDPOINT	= 44,	/* no such endpoint handle */
+	KVREG_REASON_QUEUE_FULL		= 45,	/* limit, usage: WRs queued */
+	KVREG_REASON_TOO_MANY_PIECES	= 46,	/* request: WRs, limit: most */
 };
 
 /* A limit that does not apply. */
@@ -413,6 +415,8 @@ struct kvreg_procs {
 #define KVREG_FEATURE_RAW_REMOTE	(1ULL << 2)
 /* LISTEN, EXPORT, IMPORT, UNIMPORT, KVREG_TRANSFER_F_REMOTE_REGION. */
 #define KVREG_FEATURE_REMOTE		(1ULL << 3)
+/* SUBMIT, REAP, and poll() on the file. */
+#define KVREG_FEATURE_SUBMIT		(1ULL << 4)
 
 #define KVREG_FEATURES_SIZE_VER0	32
 struct kvreg_features {
@@ -504,6 +508,74 @@ struct kvreg_unimport {
 };
 
 /*
+ * KVREG_IOC_SUBMIT: operations on imported regions, posted without
+ * waiting. Each completes, once, into the file's completion queue, which
+ * KVREG_IOC_REAP drains and poll() reports (POLLIN while completions
+ * wait). Work in flight is bounded per connection (KVREG_SUBMIT_DEPTH
+ * work requests): a full queue accepts fewer operations, never blocks.
+ * An operation is split at the MR boundaries of both sides into at most
+ * KVREG_OP_MAX_PIECES work requests. SUBMIT stops at the first operation
+ * it refuses: with some accepted it succeeds and says how many; with none
+ * it fails with that operation's reason.
+ */
+#define KVREG_SUBMIT_DEPTH	128
+#define KVREG_OP_MAX_PIECES	16
+#define KVREG_SUBMIT_MAX	4096	/* operations in one call */
+
+#define KVREG_OP_SIZE_VER0	56
+struct kvreg_op {
+	__u32 opcode;		/* enum kvreg_transfer_op */
+	__u32 flags;		/* none yet */
+	__u64 local_handle;
+	__u64 local_offset;
+	__u64 remote;		/* an imported region */
+	__u64 remote_offset;
+	__u64 length;
+	__u64 user_data;	/* returned in its completion */
+};
+
+#define KVREG_SUBMIT_SIZE_VER0	40
+struct kvreg_submit {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 op_size;		/* sizeof(struct kvreg_op) */
+	__u64 ops;		/* user pointer to struct kvreg_op[count] */
+	__u32 count;
+	__u32 accepted;		/* out */
+};
+
+/* One finished operation: status 0, or -errno and the record's reason. */
+#define KVREG_COMPLETION_SIZE_VER0	104
+struct kvreg_completion {
+	__u64 user_data;
+	__u64 bytes;		/* moved: the length, or 0 */
+	__s32 status;
+	__u32 reserved;
+	struct kvreg_error error;	/* zero on success */
+};
+
+/*
+ * KVREG_IOC_REAP: up to capacity completions, oldest first; waits up to
+ * timeout_ms for min_complete of them (0: does not wait).
+ */
+#define KVREG_REAP_MAX_TIMEOUT_MS	60000
+#define KVREG_REAP_SIZE_VER0	48
+struct kvreg_reap {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 entry_size;	/* sizeof(struct kvreg_completion) */
+	__u64 entries;		/* user pointer to struct kvreg_completion[] */
+	__u32 capacity;
+	__u32 count;		/* out */
+	__u32 min_complete;
+	__u32 timeout_ms;
+};
+
+/*
  * The descriptor, version 1: what EXPORT writes and IMPORT reads, and what
  * a peer written with plain libibverbs and librdmacm may parse (it needs
  * no libkvreg). All fields little-endian; the parts follow each other with
@@ -590,5 +662,7 @@ struct kvreg_cm_rej {
 #define KVREG_IOC_EXPORT	_IO(KVREG_IOC_MAGIC, 0x0b)
 #define KVREG_IOC_IMPORT	_IO(KVREG_IOC_MAGIC, 0x0c)
 #define KVREG_IOC_UNIMPORT	_IO(KVREG_IOC_MAGIC, 0x0d)
+#define KVREG_IOC_SUBMIT	_IO(KVREG_IOC_MAGIC, 0x0e)
+#define KVREG_IOC_REAP		_IO(KVREG_IOC_MAGIC, 0x0f)
 
 #endif /* _UAPI_KVREG_H */

@@ -187,6 +187,11 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	  "listen on another port, or port 0 to have one chosen" },
 	{ KVREG_REASON_UNKNOWN_ENDPOINT, "unknown endpoint",
 	  "use an endpoint kvreg_listen() returned on this open /dev/kvreg" },
+	{ KVREG_REASON_QUEUE_FULL, "connection's queue full",
+	  "reap completions (kvreg_reap()), then submit the rest" },
+	{ KVREG_REASON_TOO_MANY_PIECES, "operation spans too many MRs",
+	  "split it: an operation may cover at most KVREG_OP_MAX_PIECES MRs "
+	  "of either side" },
 	{ KVREG_REASON_MODULE_NOT_LOADED, "kvreg module not loaded",
 	  "load it with 'modprobe kvreg' (install it with DKMS, see the "
 	  "README)" },
@@ -442,6 +447,18 @@ static bool kvreg_format_remote(const struct kvreg_error *err, char *buf,
 		return true;
 	case KVREG_REASON_CONN_TIMEOUT:
 		snprintf(buf, size, ": peer%s, no answer within %llu ms", at,
+			 (unsigned long long)err->limit);
+		return true;
+	case KVREG_REASON_QUEUE_FULL:
+		snprintf(buf, size, ": %llu of %llu work requests in flight, "
+			 "this operation needs %llu",
+			 (unsigned long long)err->usage,
+			 (unsigned long long)err->limit,
+			 (unsigned long long)err->request);
+		return true;
+	case KVREG_REASON_TOO_MANY_PIECES:
+		snprintf(buf, size, ": %llu bytes would need more than %llu "
+			 "work requests", (unsigned long long)err->request,
 			 (unsigned long long)err->limit);
 		return true;
 	default:

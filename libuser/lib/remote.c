@@ -194,3 +194,69 @@ int kvreg_transfer_remote(struct kvreg *kv, enum kvreg_transfer_op op,
 	arg.device_index = remote->device_index;
 	return kvreg__call(kv, KVREG_IOC_TRANSFER, &arg, err);
 }
+
+void kvreg_op_prep(struct kvreg_op *op, enum kvreg_transfer_op opcode,
+		   const struct kvreg_mr *local, uint64_t local_offset,
+		   const struct kvreg_remote *remote, uint64_t remote_offset,
+		   uint64_t length, uint64_t user_data)
+{
+	memset(op, 0, sizeof(*op));
+	op->opcode = opcode;
+	op->local_handle = local ? local->handle : KVREG_HANDLE_NONE;
+	op->local_offset = local_offset;
+	op->remote = remote ? remote->handle : KVREG_HANDLE_NONE;
+	op->remote_offset = remote_offset;
+	op->length = length;
+	op->user_data = user_data;
+}
+
+int kvreg_submit(struct kvreg *kv, const struct kvreg_op *ops,
+		 unsigned int count, unsigned int *accepted,
+		 struct kvreg_error *err)
+{
+	struct kvreg_submit arg = {
+		.size = sizeof(arg),
+		.op_size = sizeof(*ops),
+		.ops = (uintptr_t)ops,
+		.count = count,
+	};
+	int ret;
+
+	kvreg__error_init(err);
+	if (accepted)
+		*accepted = 0;
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!accepted || (!ops && count))
+		return kvreg__bad_pointer(err);
+	ret = kvreg__call(kv, KVREG_IOC_SUBMIT, &arg, err);
+	*accepted = arg.accepted;
+	return ret;
+}
+
+int kvreg_reap(struct kvreg *kv, struct kvreg_completion *completions,
+	       unsigned int capacity, unsigned int min_complete,
+	       uint32_t timeout_ms, unsigned int *count,
+	       struct kvreg_error *err)
+{
+	struct kvreg_reap arg = {
+		.size = sizeof(arg),
+		.entry_size = sizeof(*completions),
+		.entries = (uintptr_t)completions,
+		.capacity = capacity,
+		.min_complete = min_complete,
+		.timeout_ms = timeout_ms,
+	};
+	int ret;
+
+	kvreg__error_init(err);
+	if (count)
+		*count = 0;
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!count || (!completions && capacity))
+		return kvreg__bad_pointer(err);
+	ret = kvreg__call(kv, KVREG_IOC_REAP, &arg, err);
+	*count = arg.count;
+	return ret;
+}

@@ -22,8 +22,10 @@ import ctypes
 import ctypes.util
 import errno as _errno
 import os
+import socket
 
 __all__ = ["open", "Kvreg", "Registration", "Key", "Device", "KvregError",
+           "Endpoint", "RemoteRegion", "Completion",
            "ACCESS_LOCAL_WRITE", "ACCESS_REMOTE_WRITE", "ACCESS_REMOTE_READ",
            "ACCESS_ALL", "OP_WRITE", "OP_READ", "REG_F_ALLOW_OVERLAP"]
 
@@ -53,7 +55,26 @@ class _Error(ctypes.Structure):
                 ("driver_errno", ctypes.c_int32),
                 ("wc_status", ctypes.c_uint32), ("limit", ctypes.c_uint64),
                 ("usage", ctypes.c_uint64), ("request", ctypes.c_uint64),
-                ("address", ctypes.c_uint64)]
+                ("address", ctypes.c_uint64),
+                # The record's second size: the peer a failure is about.
+                ("addr_family", ctypes.c_uint16), ("port", ctypes.c_uint16),
+                ("reserved", ctypes.c_uint32),
+                ("addr", ctypes.c_uint8 * 16)]
+
+
+class _Op(ctypes.Structure):
+    _fields_ = [("opcode", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("local_handle", ctypes.c_uint64),
+                ("local_offset", ctypes.c_uint64),
+                ("remote", ctypes.c_uint64),
+                ("remote_offset", ctypes.c_uint64),
+                ("length", ctypes.c_uint64), ("user_data", ctypes.c_uint64)]
+
+
+class _Completion(ctypes.Structure):
+    _fields_ = [("user_data", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
+                ("status", ctypes.c_int32), ("reserved", ctypes.c_uint32),
+                ("error", _Error)]
 
 
 class _Key(ctypes.Structure):
@@ -103,6 +124,13 @@ class KvregError(OSError):
             setattr(self, name, getattr(err, name))
         if self.device_index == NO_DEVICE_INDEX:
             self.device_index = None
+        self.addr = bytes(err.addr)
+        # "192.0.2.1" or "2001:db8::1", when the failure names a peer.
+        self.peer = None
+        if err.addr_family in (socket.AF_INET, socket.AF_INET6):
+            raw = self.addr[:4] if err.addr_family == socket.AF_INET \
+                else self.addr
+            self.peer = socket.inet_ntop(err.addr_family, raw)
 
     def __str__(self):
         return self.message
@@ -119,6 +147,14 @@ _REASONS = {
     18: "DeviceMrReserveReached", 19: "MemlockExceeded", 20: "MemlockZero",
     21: "RdmaCgroupLimit", 22: "DeviceExhausted", 23: "NotHostMemory",
     24: "FileBacked", 25: "ReadOnly", 26: "Overlap", 27: "ForeignProcess",
+    28: "DescriptorTruncated", 29: "NotADescriptor",
+    30: "DescriptorVersion", 31: "DescriptorCorrupt",
+    32: "AddressNotLocal", 33: "NoRdmaForAddress",
+    34: "AddressUnresolved", 35: "RouteUnresolved",
+    36: "NoListener", 37: "BadSecret", 38: "ConnectionVersion",
+    39: "ConnectionRejected", 40: "ConnectionTimeout",
+    41: "ConnectionLost", 42: "RemoteAccess", 43: "AddressInUse",
+    44: "UnknownEndpoint", 45: "QueueFull", 46: "TooManyPieces",
     1000: "ModuleNotLoaded", 1001: "AbiMismatch", 1002: "NotOpen",
     1003: "DeviceAccess", 1004: "NoMemory", 1005: "BadFileDescriptor",
 }
@@ -160,6 +196,29 @@ def _load():
                           [p, ctypes.POINTER(ctypes.c_uint)]),
         "kvreg_transfer": (ctypes.c_int, [p, ctypes.c_int, u32, p, u64, p,
                                           u64, u64, perr]),
+        "kvreg_listen": (ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_uint16,
+                                        ctypes.POINTER(u64),
+                                        ctypes.POINTER(ctypes.c_uint16),
+                                        perr]),
+        "kvreg_export": (ctypes.c_int, [p, u64, p, p, ctypes.c_size_t,
+                                        ctypes.POINTER(ctypes.c_size_t),
+                                        perr]),
+        "kvreg_import": (ctypes.c_int, [p, p, ctypes.c_size_t, u32,
+                                        ctypes.POINTER(p), perr]),
+        "kvreg_unimport": (ctypes.c_int, [p, p, perr]),
+        "kvreg_remote_length": (u64, [p]),
+        "kvreg_remote_handle": (u64, [p]),
+        "kvreg_remote_access": (u32, [p]),
+        "kvreg_remote_device": (u32, [p]),
+        "kvreg_transfer_remote": (ctypes.c_int, [p, ctypes.c_int, p, u64, p,
+                                                 u64, u64, perr]),
+        "kvreg_submit": (ctypes.c_int, [p, ctypes.POINTER(_Op),
+                                        ctypes.c_uint,
+                                        ctypes.POINTER(ctypes.c_uint), perr]),
+        "kvreg_reap": (ctypes.c_int, [p, ctypes.POINTER(_Completion),
+                                      ctypes.c_uint, ctypes.c_uint, u32,
+                                      ctypes.POINTER(ctypes.c_uint), perr]),
+        "kvreg_fd": (ctypes.c_int, [p]),
         "kvreg_format_error": (ctypes.c_int, [perr, ctypes.c_int,
                                               ctypes.c_char_p,
                                               ctypes.c_size_t]),
@@ -301,6 +360,82 @@ class Registration:
                 pass
 
 
+class Endpoint:
+    """Where peers connect: a local address and port, with a secret that
+    only the descriptors exported through it carry."""
+
+    __slots__ = ("handle", "address", "port")
+
+    def __init__(self, handle, address, port):
+        self.handle = handle
+        self.address = address
+        self.port = port
+
+    def __repr__(self):
+        return "Endpoint(%s port %d)" % (self.address, self.port)
+
+
+class Completion:
+    """One finished operation of submit(): its user_data, the bytes moved,
+    and error, None or the exception its failure would raise."""
+
+    __slots__ = ("user_data", "bytes", "status", "error")
+
+    def __init__(self, c):
+        self.user_data = c.user_data
+        self.bytes = c.bytes
+        self.status = c.status
+        self.error = None
+        if c.status:
+            try:
+                _raise(c.status, c.error)
+            except KvregError as e:
+                self.error = e
+
+    def __repr__(self):
+        return "Completion(%d, %d bytes%s)" % (
+            self.user_data, self.bytes,
+            ", %s" % self.error if self.error else "")
+
+
+class RemoteRegion:
+    """A peer's registration, imported; unimport() or `with`."""
+
+    def __init__(self, kv, remote):
+        lib = _libkvreg()
+        self._kv = kv
+        self._remote = remote
+        self.length = lib.kvreg_remote_length(remote)
+        self.access = lib.kvreg_remote_access(remote)
+        self.device_index = lib.kvreg_remote_device(remote)
+
+    def _handle(self):
+        return _libkvreg().kvreg_remote_handle(self._remote)
+
+    def unimport(self):
+        if self._remote is None:
+            return
+        err = _Error()
+        ret = _libkvreg().kvreg_unimport(self._kv._handle(), self._remote,
+                                         ctypes.byref(err))
+        self._remote = None
+        if ret:
+            _raise(ret, err)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.unimport()
+
+    def __del__(self):
+        if self._remote is not None and self._kv._kv is not None:
+            try:
+                self.unimport()
+            except KvregError:
+                pass
+
+
 class Kvreg:
     """An open /dev/kvreg. Closing it releases every registration."""
 
@@ -373,6 +508,71 @@ class Kvreg:
         """RDMA WRITE (local -> remote) or READ between registrations."""
         self._call(_libkvreg().kvreg_transfer, op, device_index, local._mr,
                    local_offset, remote._mr, remote_offset, length)
+
+    def listen(self, address, port=0):
+        """An endpoint on a local address of an RDMA device (port 0: any)."""
+        ep = ctypes.c_uint64()
+        bound = ctypes.c_uint16()
+        self._call(_libkvreg().kvreg_listen, address.encode(), port,
+                   ctypes.byref(ep), ctypes.byref(bound))
+        return Endpoint(ep.value, address, bound.value)
+
+    def export(self, endpoint, registration):
+        """The descriptor of a registration, as bytes, for a peer."""
+        size = ctypes.c_size_t()
+        err = _Error()
+        lib = _libkvreg()
+        ret = lib.kvreg_export(self._handle(), endpoint.handle,
+                               registration._mr, None, 0,
+                               ctypes.byref(size), ctypes.byref(err))
+        if ret and ret != -_errno.ENOSPC:
+            _raise(ret, err)
+        buf = ctypes.create_string_buffer(size.value)
+        self._call(lib.kvreg_export, endpoint.handle, registration._mr, buf,
+                   size.value, ctypes.byref(size))
+        return buf.raw[:size.value]
+
+    def import_region(self, descriptor, timeout_ms=0):
+        """Connect to the endpoint a peer's descriptor names."""
+        remote = ctypes.c_void_p()
+        desc = bytes(descriptor)
+        self._call(_libkvreg().kvreg_import, desc, len(desc), timeout_ms,
+                   ctypes.byref(remote))
+        return RemoteRegion(self, remote)
+
+    def transfer_remote(self, op, local, local_offset, remote,
+                        remote_offset, length):
+        """RDMA WRITE (local -> peer) or READ between a registration and an
+        imported region."""
+        self._call(_libkvreg().kvreg_transfer_remote, op, local._mr,
+                   local_offset, remote._remote, remote_offset, length)
+
+    def submit(self, ops):
+        """Post [(op, local, local_offset, region, remote_offset, length,
+        user_data), ...] without waiting; returns how many were taken (a
+        full queue takes fewer)."""
+        arr = (_Op * len(ops))()
+        for i, (op, local, loff, region, roff, n, ud) in enumerate(ops):
+            arr[i] = _Op(opcode=op, local_handle=local.handle,
+                         local_offset=loff, remote=region._handle(),
+                         remote_offset=roff, length=n, user_data=ud)
+        acc = ctypes.c_uint()
+        self._call(_libkvreg().kvreg_submit, arr, len(ops),
+                   ctypes.byref(acc))
+        return acc.value
+
+    def completions(self, min_complete=0, timeout_ms=0, capacity=64):
+        """Completions waiting (at least min_complete, within timeout_ms),
+        oldest first. fileno() is readable while there are some."""
+        arr = (_Completion * capacity)()
+        n = ctypes.c_uint()
+        self._call(_libkvreg().kvreg_reap, arr, capacity, min_complete,
+                   timeout_ms, ctypes.byref(n))
+        return [Completion(arr[i]) for i in range(n.value)]
+
+    def fileno(self):
+        """The /dev/kvreg descriptor: poll, select or asyncio's add_reader."""
+        return _libkvreg().kvreg_fd(self._handle())
 
     def close(self):
         if self._kv is not None:

@@ -8,6 +8,10 @@
 # instead of Debian's; KVREG_KERNEL=trixie boots Debian 13's kernel with
 # the Debian 13 chroot (tests/guest/trixie.sh) as its root, and the
 # working tree mounted at the same path as on the host.
+# For a pair of guests (tests/guest/pair.sh): KVREG_NET=listen:PORT or
+# connect:PORT gives the guest a virtio-net NIC (MAC KVREG_MAC) on a QEMU
+# socket link on 127.0.0.1, and KVREG_XCHG=DIR a directory both guests
+# share at /kvreg-x.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +31,15 @@ trixie)
 *)
 	read -r KVER VMLINUZ INITRD MODDIR < <("$HERE/kernel.sh" prepare) ;;
 esac
+NET=(-nic none)
+case ${KVREG_NET:-} in
+listen:*|connect:*)
+	NET=(-netdev "socket,id=n0,${KVREG_NET%%:*}=127.0.0.1:${KVREG_NET#*:}"
+	     -device "virtio-net-pci,netdev=n0,mac=${KVREG_MAC:-52:54:00:4b:56:01}") ;;
+esac
+XCHG=()
+[ -n "${KVREG_XCHG:-}" ] &&
+	XCHG=(-virtfs "local,path=$KVREG_XCHG,mount_tag=kvregx,security_model=none,multidevs=remap")
 SRC_SHARE=()
 [ -n "$SRC" ] && SRC_SHARE=(-virtfs "local,path=$SRC,mount_tag=kvregsrc,security_model=none,readonly=on,multidevs=remap")
 
@@ -43,11 +56,11 @@ status=0
 timeout --foreground "$TIMEOUT" qemu-system-x86_64 \
 	-machine q35,accel=tcg -cpu max -smp 2 -m "$MEM" \
 	-kernel "$VMLINUZ" -initrd "$INITRD" \
-	-append "console=ttyS0 quiet loglevel=4 log_buf_len=8M panic=-1 oops=panic KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR KVREG_SRC=$SRC" \
+	-append "console=ttyS0 quiet loglevel=4 log_buf_len=8M panic=-1 oops=panic KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR KVREG_SRC=$SRC KVREG_XCHG=${KVREG_XCHG:+1}" \
 	-virtfs local,path="$ROOT",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$OUT",mount_tag=kvregout,security_model=none,multidevs=remap \
-	"${SRC_SHARE[@]}" \
-	-nic none -display none -serial stdio -monitor none -no-reboot \
+	"${SRC_SHARE[@]}" "${XCHG[@]}" \
+	"${NET[@]}" -display none -serial stdio -monitor none -no-reboot \
 	< /dev/null || status=$?
 if [ ! -s "$OUT/rc" ]; then
 	echo "boot.sh: the guest did not finish (qemu status $status)" >&2

@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(make gcc libc6-dev linux-headers-amd64 qemu-system-x86 busybox-static
       cpio kmod iproute2 rdma-core ibverbs-utils ibverbs-providers
-      libibverbs-dev perftest dkms pkg-config binutils sparse
+      libibverbs-dev librdmacm-dev perftest dkms pkg-config binutils sparse
       linux-source-6.1 bc bison flex libelf-dev libssl-dev xz-utils
       gnuplot-nox debootstrap debhelper dh-dkms lintian fakeroot udev
       python3 groff-base man-db)

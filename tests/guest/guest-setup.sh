@@ -20,6 +20,11 @@ if [ "$KVREG_MODDIR" != none ]; then
 fi
 ip link set lo up
 hostname kvreg-guest
+# One of a pair: the directory both guests share (their control plane).
+if [ -n "$KVREG_XCHG" ]; then
+	mkdir -p /kvreg-x
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 kvregx /kvreg-x
+fi
 
 cd /kvreg-out
 /bin/sh /kvreg-out/cmd.sh

@@ -7,6 +7,7 @@
  * caller points, as much as it has room for: none, the first published
  * size, or a larger record whose tail the module zeroes.
  */
+#include <stddef.h>
 #include <sys/ioctl.h>
 
 #include "kvtest.h"
@@ -14,6 +15,61 @@
 static int xioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/*
+ * The remote commands as the others: the first size and up, no shorter,
+ * no non-zero tail, no unknown flag, no non-zero reserved field.
+ */
+static void check_remote_heads(int fd)
+{
+	static const struct {
+		unsigned long cmd;
+		uint32_t ver0;
+		uint32_t reserved_at;	/* offset of a reserved __u32 */
+	} cmds[] = {
+		{ KVREG_IOC_LISTEN, KVREG_LISTEN_SIZE_VER0,
+		  offsetof(struct kvreg_listen, reserved) },
+		{ KVREG_IOC_EXPORT, KVREG_EXPORT_SIZE_VER0,
+		  offsetof(struct kvreg_export, reserved) },
+		{ KVREG_IOC_IMPORT, KVREG_IMPORT_SIZE_VER0,
+		  offsetof(struct kvreg_import, reserved) },
+		{ KVREG_IOC_UNIMPORT, KVREG_UNIMPORT_SIZE_VER0,
+		  offsetof(struct kvreg_unimport, reserved) },
+		/* Output fields must come in zero, as reserved ones do. */
+		{ KVREG_IOC_SUBMIT, KVREG_SUBMIT_SIZE_VER0,
+		  offsetof(struct kvreg_submit, accepted) },
+		{ KVREG_IOC_REAP, KVREG_REAP_SIZE_VER0,
+		  offsetof(struct kvreg_reap, count) },
+	};
+	uint8_t arg[256];
+	struct kvreg_register *h = (struct kvreg_register *)arg;
+	struct kvreg_error e;
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		memset(arg, 0, sizeof(arg));
+		h->size = cmds[i].ver0;
+		h->error = (uintptr_t)&e;
+		h->error_size = sizeof(e);
+		h->flags = 1U << 30;
+		CHECK(xioctl(fd, cmds[i].cmd, arg) == -EINVAL &&
+		      e.argument == KVREG_ARG_FLAGS, "command %#lx flags",
+		      cmds[i].cmd);
+		h->flags = 0;
+		arg[cmds[i].reserved_at] = 1;
+		CHECK(xioctl(fd, cmds[i].cmd, arg) == -EINVAL &&
+		      e.argument == KVREG_ARG_RESERVED, "command %#lx reserved",
+		      cmds[i].cmd);
+		arg[cmds[i].reserved_at] = 0;
+		h->size = cmds[i].ver0 - 8;
+		CHECK(xioctl(fd, cmds[i].cmd, arg) == -EINVAL,
+		      "command %#lx short", cmds[i].cmd);
+		h->size = cmds[i].ver0 + 8;
+		arg[cmds[i].ver0 + 3] = 1;
+		CHECK(xioctl(fd, cmds[i].cmd, arg) == -E2BIG,
+		      "command %#lx non-zero tail", cmds[i].cmd);
+	}
 }
 
 /* A register call at @size bytes (its tail from @tail), record at @rec. */
@@ -101,6 +157,11 @@ int main(void)
 	/* Room past the cap is refused, not zeroed gigabyte by gigabyte. */
 	CHECK(reg_at(fd, buf, sizeof(r), 0, &rec.e, KVREG_MAX_ARG_SIZE + 8) ==
 	      -E2BIG, "record larger than KVREG_MAX_ARG_SIZE");
+	/* A record of the first published size: nothing written past it. */
+	memset(&rec, 0x5a, sizeof(rec));
+	CHECK(reg_at(fd, buf, sizeof(r), 0, &rec.e, KVREG_ERROR_SIZE_VER0) ==
+	      -EINVAL && rec.e.argument == KVREG_ARG_ACCESS &&
+	      rec.e.addr_family == 0x5a5a, "VER0 record");
 	/* A record the module cannot write: EFAULT, nothing registered. */
 	CHECK(reg_at(fd, buf, sizeof(r), 0, (void *)8, sizeof(rec.e)) ==
 	      -EFAULT, "unwritable record");
@@ -150,6 +211,8 @@ int main(void)
 	CHECK(xioctl(fd, KVREG_IOC_DEVICES, &d) == -EINVAL &&
 	      e.reason == KVREG_REASON_BAD_ARGUMENT &&
 	      e.argument == KVREG_ARG_SIZE, "entry_size: reason %u", e.reason);
+
+	check_remote_heads(fd);
 
 	/* ABI version: flags must be zero. */
 	abi.flags = 1;

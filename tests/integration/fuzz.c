@@ -2,13 +2,16 @@
 /*
  * Random and mutated ioctls from several processes on several files:
  * sizes, flags, reserved fields, handles, device indexes and addresses
- * (unmapped, kernel, read-only, wrapping, misaligned), in any order, with
- * files shared across fork. Every answer must be 0 or an errno kvreg
+ * (unmapped, kernel, read-only, wrapping, misaligned), endpoints on good
+ * and bad addresses, descriptors exported and then imported whole or
+ * mutated (connections made and dropped), in any order, with files shared
+ * across fork. Every answer must be 0 or an errno kvreg
  * documents, and afterwards nothing may be left pinned or charged.
  *   fuzz CALLS [SEED [PROCESSES]]
  */
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -32,7 +35,12 @@ static uint64_t pick(const uint64_t *v, size_t n)
 
 #define PICK(arr) pick(arr, sizeof(arr) / sizeof(arr[0]))
 
-static uint64_t addrs[8], lens[8], handles[32];
+static uint64_t addrs[8], lens[8], handles[32], endpoints[8], remotes[8];
+/* Operations for SUBMIT, refilled at random before each. */
+static struct kvreg_op fops[8];
+/* The last descriptor EXPORT wrote: IMPORT gets it whole or mutated. */
+static uint8_t desc[4096];
+static uint32_t desc_size;
 
 static void setup_addresses(void)
 {
@@ -123,14 +131,66 @@ static void sanitize(unsigned long cmd, void *arg)
 	} else if (cmd == KVREG_IOC_PROCS) {
 		p->entries = out_ptr();
 		p->entry_size %= SCRATCH_STRIDE;
+	} else if (cmd == KVREG_IOC_EXPORT) {
+		struct kvreg_export *x = arg;
+
+		x->desc = out_ptr();
+		x->desc_capacity %= 64 * SCRATCH_STRIDE;
+	} else if (cmd == KVREG_IOC_REAP) {
+		struct kvreg_reap *rp = arg;
+
+		rp->entries = out_ptr();
+		rp->entry_size %= SCRATCH_STRIDE;
+		rp->capacity %= 64 * SCRATCH_STRIDE / 512;
+		rp->timeout_ms %= 50;
+	} else if (cmd == KVREG_IOC_SUBMIT) {
+		struct kvreg_submit *sb = arg;
+
+		sb->ops = rnd() % 8 ? (uintptr_t)fops : out_ptr();
+		sb->op_size %= 2 * sizeof(struct kvreg_op);
+		sb->count %= 9;
+	} else if (cmd == KVREG_IOC_IMPORT) {
+		struct kvreg_import *im = arg;
+
+		/* A short timeout: most mutations make a peer nobody is. */
+		im->timeout_ms %= 300;
+		if (rnd() % 8)
+			im->desc = (uintptr_t)desc;
+		else
+			im->desc = PICK(((uint64_t[]){ 0, addrs[3], addrs[4] }));
+		im->desc_size %= sizeof(desc) + 1;
 	}
 }
 
 static const int allowed[] = {
 	0, EINVAL, E2BIG, EFAULT, ENOENT, ENODEV, EPERM, EACCES, ERANGE,
 	ENOMEM, EDQUOT, ENOSPC, EEXIST, EOPNOTSUPP, ENETDOWN, EIO, EAGAIN,
-	ENOTTY,
+	ENOTTY, EADDRNOTAVAIL, EADDRINUSE, EPROTO, ECONNREFUSED, ETIMEDOUT,
+	EHOSTUNREACH, ENOTCONN, EINTR,
 };
+
+/* Addresses to listen on: ours, a wildcard, one that is not here. */
+static void pick_net_addr(struct kvreg_net_addr *a)
+{
+	static const uint8_t ips[][4] = {
+		{ 192, 0, 2, 1 }, { 0, 0, 0, 0 }, { 192, 0, 2, 99 },
+	};
+
+	a->family = rnd() % 8 ? AF_INET : (uint16_t)rnd();
+	a->port = rnd() % 2 ? 0 : (uint16_t)(18000 + rnd() % 4);
+	memcpy(a->addr, ips[rnd() % 3], 4);
+}
+
+/* A descriptor as exported, now and then with a byte or two changed. */
+static void prepare_import(struct kvreg_import *im)
+{
+	im->desc_size = desc_size;
+	im->timeout_ms = 100 + rnd() % 200;
+	if (desc_size && rnd() % 2)
+		desc[rnd() % desc_size] ^= (uint8_t)(1 + rnd() % 255);
+	if (rnd() % 8 == 0)
+		im->desc_size = (uint32_t)(rnd() % (desc_size + 8));
+}
 
 static void check_errno(int ret, unsigned long cmd)
 {
@@ -154,14 +214,22 @@ static void one_call(int fd)
 		struct kvreg_budget budget;
 		struct kvreg_procs procs;
 		struct kvreg_abi_version abi;
+		struct kvreg_listen listen;
+		struct kvreg_export export;
+		struct kvreg_import import;
+		struct kvreg_unimport unimport;
+		struct kvreg_submit submit;
+		struct kvreg_reap reap;
 		uint8_t raw[256];
 	} a;
+	uint8_t saved[sizeof(desc)];
+	bool mutated_desc = false;
 	unsigned long cmd;
 	size_t size;
 	int ret;
 
 	memset(&a, 0, sizeof(a));
-	switch (rnd() % 10) {
+	switch (rnd() % 14) {
 	case 0: case 1: case 2:
 		cmd = KVREG_IOC_REGISTER;
 		size = sizeof(a.reg);
@@ -189,10 +257,15 @@ static void one_call(int fd)
 	case 5: case 6:
 		cmd = KVREG_IOC_TRANSFER;
 		size = sizeof(a.xfer);
+		if (rnd() % 3 == 0) {
+			a.xfer.flags = KVREG_TRANSFER_F_REMOTE_REGION;
+			a.xfer.remote_handle = PICK(remotes);
+		}
 		a.xfer.opcode = 1 + rnd() % 3;
 		a.xfer.device_index = rnd() % 3;
 		a.xfer.local_handle = PICK(handles);
-		a.xfer.remote_handle = PICK(handles);
+		if (!a.xfer.flags)
+			a.xfer.remote_handle = PICK(handles);
 		a.xfer.local_offset = rnd() % 3 ? rnd() % SZ_4K : rnd();
 		a.xfer.remote_offset = rnd() % 3 ? rnd() % SZ_4K : rnd();
 		a.xfer.length = rnd() % 3 ? 1 + rnd() % (2 * SZ_4K) : rnd();
@@ -212,6 +285,63 @@ static void one_call(int fd)
 		a.procs.capacity = rnd() % 8;
 		a.procs.entry_size = sizeof(struct kvreg_proc_info);
 		break;
+	case 10:
+		cmd = KVREG_IOC_LISTEN;
+		size = sizeof(a.listen);
+		pick_net_addr(&a.listen.addr);
+		break;
+	case 11:
+		if (rnd() % 2) {
+			cmd = KVREG_IOC_EXPORT;
+			size = sizeof(a.export);
+			a.export.endpoint = PICK(endpoints);
+			a.export.handle = PICK(handles);
+			a.export.desc_capacity = rnd() % 4 ? 4096 : rnd();
+		} else {
+			cmd = KVREG_IOC_UNIMPORT;
+			size = sizeof(a.unimport);
+			a.unimport.remote = rnd() % 4 ? PICK(remotes) : rnd();
+		}
+		break;
+	case 13:
+		if (rnd() % 2) {
+			unsigned int i;
+
+			cmd = KVREG_IOC_SUBMIT;
+			size = sizeof(a.submit);
+			for (i = 0; i < 8; i++)
+				fops[i] = (struct kvreg_op) {
+					.opcode = 1 + rnd() % 3,
+					.flags = rnd() % 16 ? 0 : 1,
+					.local_handle = PICK(handles),
+					.local_offset = rnd() % 3 ?
+						rnd() % SZ_4K : rnd(),
+					.remote = PICK(remotes),
+					.remote_offset = rnd() % 3 ?
+						rnd() % SZ_4K : rnd(),
+					.length = rnd() % 3 ?
+						1 + rnd() % (4 * SZ_4K) : rnd(),
+					.user_data = rnd(),
+				};
+			a.submit.ops = (uintptr_t)fops;
+			a.submit.op_size = sizeof(struct kvreg_op);
+			a.submit.count = 1 + rnd() % 8;
+		} else {
+			cmd = KVREG_IOC_REAP;
+			size = sizeof(a.reap);
+			a.reap.entry_size = sizeof(struct kvreg_completion);
+			a.reap.capacity = rnd() % 8;
+			a.reap.min_complete = rnd() % 2;
+			a.reap.timeout_ms = rnd() % 20;
+		}
+		break;
+	case 12:
+		cmd = KVREG_IOC_IMPORT;
+		size = sizeof(a.import);
+		memcpy(saved, desc, sizeof(desc));
+		mutated_desc = true;
+		prepare_import(&a.import);
+		break;
 	default:
 		cmd = rnd() % 2 ? KVREG_IOC_SET_BUDGET :
 		      _IO(KVREG_IOC_MAGIC, 9 + rnd() % 200);
@@ -229,8 +359,20 @@ static void one_call(int fd)
 	sanitize(cmd, &a);
 	ret = ioctl(fd, cmd, &a) ? -errno : 0;
 	check_errno(ret, cmd);
+	if (mutated_desc)
+		memcpy(desc, saved, sizeof(desc));
 	if (!ret && cmd == KVREG_IOC_REGISTER && a.reg.handle)
 		handles[rnd() % 32] = a.reg.handle;
+	if (!ret && cmd == KVREG_IOC_LISTEN)
+		endpoints[rnd() % 8] = a.listen.endpoint;
+	if (!ret && cmd == KVREG_IOC_IMPORT)
+		remotes[rnd() % 8] = a.import.remote;
+	if (!ret && cmd == KVREG_IOC_EXPORT &&
+	    a.export.desc == (uintptr_t)scratch &&
+	    a.export.desc_size <= sizeof(desc)) {
+		memcpy(desc, scratch, a.export.desc_size);
+		desc_size = a.export.desc_size;
+	}
 }
 
 static void worker(int inherited, long calls, uint64_t seed)

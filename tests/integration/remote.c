@@ -472,9 +472,27 @@ static void check_cycles(struct kvreg *kv, struct kvreg_mr *local,
 	       "and after\n", cycles, qps, ids);
 }
 
+/* kvregctl check --peer: the tool's verdict on a descriptor file. */
+static void check_tool(const char *kvregctl, const uint8_t *desc, size_t n,
+		       int want)
+{
+	const char *path = "/tmp/kvreg-remote-desc";
+	char cmd[512];
+	FILE *f = fopen(path, "w");
+	int status;
+
+	CHECK(f && fwrite(desc, 1, n, f) == n && !fclose(f), "write %s", path);
+	snprintf(cmd, sizeof(cmd), "%s check --peer %s", kvregctl, path);
+	status = system(cmd);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == want,
+	      "kvregctl check --peer: status %d, want %d", status, want);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int cycles = argc > 1 ? (unsigned int)atoi(argv[1]) : 1000;
+	const char *kvregctl = argc > 1 ? argv[1] : NULL;
+	unsigned int cycles = argc > 2 ? (unsigned int)atoi(argv[2]) : 1000;
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
 	struct kvreg_remote *r, *r2;
@@ -528,6 +546,15 @@ int main(int argc, char **argv)
 	}
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 
+	if (kvregctl) {
+		static uint8_t bad[DESC_MAX];
+
+		check_tool(kvregctl, ctl->desc, ctl->desc_size, 0);
+		memcpy(bad, ctl->desc, ctl->desc_size);
+		((struct kvreg_desc_head *)bad)->secret[0] ^= 1;
+		reseal(bad, ctl->desc_size);
+		check_tool(kvregctl, bad, ctl->desc_size, 1);
+	}
 	check_isolation(kv, local, mine, dev);
 	check_cycles(kv, local, cycles);
 

@@ -10,6 +10,7 @@ import ctypes
 import errno
 import mmap
 import os
+import select
 import sys
 
 import kvreg
@@ -67,6 +68,56 @@ class Buf:
     def __init__(self, mr, view):
         self.mr = mr
         self.view = view
+
+
+def remote_regions(kv):
+    """Another open file exports a pool; this one imports it and moves
+    bytes both ways. Refusals come as their classes, naming the peer."""
+    with kvreg.open() as exporter:
+        pool = bytearray(2 * MiB)
+        mine = bytearray(2 * MiB)
+        with exporter.register(pool) as pmr, kv.register(mine) as mmr:
+            ep = exporter.listen("192.0.2.1")
+            check(ep.port > 0, "a port was chosen: %r" % ep)
+            desc = exporter.export(ep, pmr)
+            e = expect(kvreg.DescriptorTruncated, kv.import_region,
+                       desc[:-1])
+            check(e.errno == errno.EINVAL and e.request == len(desc) - 1,
+                  "truncated: request %d" % e.request)
+            with kv.import_region(desc) as r:
+                check(r.length == len(pool) and
+                      r.access == kvreg.ACCESS_REMOTE_READ |
+                      kvreg.ACCESS_REMOTE_WRITE, "region %d" % r.length)
+                data = os.urandom(MiB)
+                mine[:MiB] = data
+                kv.transfer_remote(kvreg.OP_WRITE, mmr, 0, r, MiB, MiB)
+                check(bytes(pool[MiB:]) == data, "remote WRITE")
+                mine[:MiB] = bytes(MiB)
+                kv.transfer_remote(kvreg.OP_READ, mmr, 0, r, MiB, MiB)
+                check(bytes(mine[:MiB]) == data, "remote READ")
+                # A batch, without waiting: poll says when it is done.
+                mine[:MiB] = data
+                pool[:MiB] = bytes(MiB)
+                ops = [(kvreg.OP_WRITE, mmr, i * 4096, r, i * 4096, 4096, i)
+                       for i in range(MiB // 4096)]
+                done = {}
+                while ops or len(done) < MiB // 4096:
+                    if ops:
+                        ops = ops[kv.submit(ops):]
+                    select.select([kv], [], [], 10)
+                    for c in kv.completions():
+                        check(c.error is None and c.bytes == 4096 and
+                              c.user_data not in done, "completion %r" % c)
+                        done[c.user_data] = c
+                check(bytes(pool[:MiB]) == data, "batched WRITE")
+                e = expect(kvreg.OutOfRange, kv.transfer_remote,
+                           kvreg.OP_WRITE, mmr, 0, r, len(pool) - 1, 2)
+                check(e.errno == errno.ERANGE, "out of range")
+    # The exporter closed: nobody listens there any more.
+    e = expect(kvreg.NoListener, kv.import_region, desc)
+    check(e.errno == errno.ECONNREFUSED and e.peer == "192.0.2.1" and
+          e.port == ep.port, "no listener: %s port %d" % (e.peer, e.port))
+    print("remote region: WRITE and READ through another file's endpoint")
 
 
 def main():
@@ -152,6 +203,8 @@ def main():
         check(e.limit == 1, "pre-flight says the same")
         kv.set_budget(defaults=True)
         kv.preflight(8 * MiB)
+
+        remote_regions(kv)
 
         # Nothing left behind.
         after = kv.stats()

@@ -37,6 +37,10 @@ LAYOUT(kvreg_listen, KVREG_LISTEN_SIZE_VER0)
 LAYOUT(kvreg_export, KVREG_EXPORT_SIZE_VER0)
 LAYOUT(kvreg_import, KVREG_IMPORT_SIZE_VER0)
 LAYOUT(kvreg_unimport, KVREG_UNIMPORT_SIZE_VER0)
+LAYOUT(kvreg_op, KVREG_OP_SIZE_VER0)
+LAYOUT(kvreg_submit, KVREG_SUBMIT_SIZE_VER0)
+LAYOUT(kvreg_completion, KVREG_COMPLETION_SIZE_VER0)
+LAYOUT(kvreg_reap, KVREG_REAP_SIZE_VER0)
 /* Wire formats: read by peers that may not share this header's compiler. */
 LAYOUT(kvreg_net_addr, 24)
 LAYOUT(kvreg_desc_head, 48)
@@ -58,6 +62,8 @@ HEAD(kvreg_listen)
 HEAD(kvreg_export)
 HEAD(kvreg_import)
 HEAD(kvreg_unimport)
+HEAD(kvreg_submit)
+HEAD(kvreg_reap)
 
 /*
  * The record lives outside the struct, pointed at from the same place in
@@ -80,6 +86,8 @@ ERROR_AT(kvreg_listen)
 ERROR_AT(kvreg_export)
 ERROR_AT(kvreg_import)
 ERROR_AT(kvreg_unimport)
+ERROR_AT(kvreg_submit)
+ERROR_AT(kvreg_reap)
 
 int main(void)
 {

@@ -32,6 +32,7 @@ int main(void)
 	EXPECT_NOT_OPEN(kvreg_listen(NULL, "192.0.2.1", 0, NULL, NULL, &err));
 	EXPECT_NOT_OPEN(kvreg_import(NULL, buf, sizeof(buf), 0, NULL, &err));
 	EXPECT_NOT_OPEN(kvreg_unimport(NULL, NULL, &err));
+	EXPECT_NOT_OPEN(kvreg_reap(NULL, NULL, 0, 0, 0, NULL, &err));
 	CHECK(kvreg_fd(NULL) == -1, "fd of NULL");
 	kvreg_close(NULL);
 	kvreg_format_error(&err, -EBADF, msg, sizeof(msg));

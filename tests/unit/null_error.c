@@ -64,6 +64,15 @@ static void all_calls(struct kvreg *kv, bool expect_fail)
 	BOTH(kvreg_transfer_remote(kv, KVREG_OP_WRITE, mr, 0, rem, 0, 1,
 				   errp));
 	BOTH(kvreg_unimport(kv, rem, errp));
+	{
+		struct kvreg_completion comp[2];
+		struct kvreg_op op;
+
+		kvreg_op_prep(&op, KVREG_OP_READ, mr, 0, rem, 0, 1, 7);
+		BOTH(kvreg_submit(kv, &op, 1, &n, errp));
+		BOTH(kvreg_reap(kv, comp, 2, 0, 0, &n, errp));
+		BOTH(kvreg_submit(kv, NULL, 1, &n, errp));
+	}
 	/* NULL where a pointer is needed: refused, with a record or not. */
 	BOTH(kvreg_register(kv, buf, sizeof(buf), KVREG_ACCESS_ALL, 0, NULL,
 			    errp));

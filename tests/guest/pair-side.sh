@@ -1,0 +1,83 @@
+#!/bin/sh
+# One guest of a pair (tests/guest/pair.sh): its NIC on the link between
+# the two, rxe on it, kvreg loaded, then its side of each pair test and of
+# perftest. Results ("PASS pair/NAME") go to RESULTS; a test whose slice
+# of the kernel log shows a warning fails, as in run-tests.sh.
+#   pair-side.sh export|import BUILD KO RESULTS PREFIX
+ROLE=$1
+BUILD=$2
+KO=$3
+RESULTS=$4
+PREFIX=$5
+X=/kvreg-x
+: > "$RESULTS"
+rm -f "$RESULTS.done"
+KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
+
+record() {
+	echo "$1 $PREFIX$2" >> "$RESULTS"
+	echo "$1 $PREFIX$2"
+}
+
+if [ "$ROLE" = export ]; then ADDR=192.0.2.1; PEER=192.0.2.2
+else ADDR=192.0.2.2; PEER=192.0.2.1; fi
+
+# Built in on the debug kernel: modprobe has nothing to do there.
+for m in virtio_net rdma_rxe rdma_cm ib_uverbs; do
+	modprobe "$m" 2>/dev/null || true
+done
+ip link set eth0 up
+ip addr add "$ADDR/24" dev eth0
+rdma link add rxe0 type rxe netdev eth0
+echo 64 > /proc/sys/vm/nr_hugepages
+if insmod "$KO" && [ -c /dev/kvreg ]; then
+	record PASS "pair/$ROLE/module-load"
+else
+	record FAIL "pair/$ROLE/module-load"
+	touch "$RESULTS.done"
+	exit 0
+fi
+echo "kvreg-test: begin pair" > /dev/kmsg
+
+# The link first, so a failure below is kvreg's and not the network's.
+i=0
+until busybox ping -c 1 -W 1 "$PEER" > /dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -ge 60 ] && break
+done
+
+rc=0
+if [ "$ROLE" = export ]; then
+	"$BUILD/tests/pair/remote_pair" export "$X" "$ADDR" || rc=$?
+else
+	"$BUILD/tests/pair/remote_pair" import "$X" | tee /tmp/pair.out || rc=$?
+fi
+if dmesg | sed -n '/kvreg-test: begin pair/,$p' | grep -Eq "$KERNEL_BAD"; then
+	dmesg | sed -n '/kvreg-test: begin pair/,$p'
+	rc=1
+fi
+[ $rc -eq 0 ] && record PASS "pair/remote/$ROLE" || record FAIL "pair/remote/$ROLE"
+
+# perftest between the same guests, for the benchmark's ratios only.
+if command -v ib_write_bw > /dev/null; then
+	for t in write read; do
+		for s in 4096 65536 2097152; do
+			n=$(( s == 2097152 ? 20 : 200 ))
+			if [ "$ROLE" = export ]; then
+				timeout 120 "ib_${t}_bw" -d rxe0 -x 1 -F -s "$s" \
+					-n "$n" > /dev/null 2>&1
+			else
+				sleep 2
+				timeout 120 "ib_${t}_bw" -d rxe0 -x 1 -F -s "$s" \
+					-n "$n" "$PEER" 2>/dev/null |
+					awk -v t="$t" -v s="$s" '$1 == s && NF >= 4 {
+						printf "perftest-bw %s %s %.1f\n", t, s, $4 * 1.048576 }'
+			fi
+		done
+	done | tee -a /tmp/pair.out
+fi
+[ "$ROLE" = import ] && grep -E '^(kvreg|perftest)-bw' /tmp/pair.out > /kvreg-out/bench.txt
+
+rmmod kvreg && record PASS "pair/$ROLE/module-unload" ||
+	record FAIL "pair/$ROLE/module-unload"
+touch "$RESULTS.done"

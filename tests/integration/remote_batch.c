@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * Batches to a peer without waiting: 256 KV pages in one SUBMIT, in 4 KiB,
+ * 64 KiB and 2 MiB pages across MR boundaries, reaped after poll() said
+ * the file is readable; every completion once, with its user_data, and the
+ * bytes checked. A full queue accepts fewer and never blocks; a bad
+ * operation stops the batch where it is; an operation on a peer killed
+ * with SIGKILL mid-batch completes with the reason, in bounded time; a
+ * file closed with work in flight frees everything.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kvtransfer.h"
+
+#define LEN	(8ULL << 20)
+#define ADDR	"192.0.2.1"
+
+struct ctl {
+	size_t desc_size;
+	uint8_t desc[16384];
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void exporter(struct ctl *c, uint8_t *pool, uint32_t dev, int ack,
+		     int cmd)
+{
+	struct kvreg *kv = kvt_open();
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	uint64_t ep;
+	char byte;
+
+	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
+				&mr, &err), &err);
+	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep, mr, c->desc, sizeof(c->desc),
+			      &c->desc_size, &err), &err);
+	CHECK(write(ack, "e", 1) == 1, "ack");
+	CHECK(read(cmd, &byte, 1) >= 0, "read");
+	kvreg_close(kv);
+	exit(T_PASS);
+}
+
+/* Reap until @want completions came, each once; returns them by user_data. */
+static void reap_all(struct kvreg *kv, unsigned int want, bool *seen,
+		     unsigned int nseen, int want_status)
+{
+	struct kvreg_completion comp[64];
+	struct kvreg_error err;
+	unsigned int got = 0, n, i;
+	struct pollfd pfd = { .fd = kvreg_fd(kv), .events = POLLIN };
+
+	while (got < want) {
+		/* The file says when there is something to reap. */
+		CHECK(poll(&pfd, 1, 20000) == 1 && (pfd.revents & POLLIN),
+		      "poll: %u of %u completions after 20 s", got, want);
+		CHECK_OK(kvreg_reap(kv, comp, 64, 0, 0, &n, &err), &err);
+		for (i = 0; i < n; i++) {
+			uint64_t id = comp[i].user_data;
+
+			CHECK(id < nseen && !seen[id], "completion %llu twice "
+			      "or unknown", (unsigned long long)id);
+			seen[id] = true;
+			if (want_status)
+				CHECK(comp[i].status == want_status,
+				      "op %llu: status %d, want %d",
+				      (unsigned long long)id, comp[i].status,
+				      want_status);
+			else
+				CHECK(!comp[i].status && comp[i].bytes,
+				      "op %llu failed: %d reason %u",
+				      (unsigned long long)id, comp[i].status,
+				      comp[i].error.reason);
+		}
+		got += n;
+	}
+	CHECK_OK(kvreg_reap(kv, comp, 64, 0, 0, &n, &err), &err);
+	CHECK(n == 0, "%u completions more than submitted", n);
+}
+
+/* Submit all of @ops, reaping when the queue is full. */
+static void submit_all(struct kvreg *kv, struct kvreg_op *ops,
+		       unsigned int n, bool *seen)
+{
+	unsigned int done = 0, acc, reaped = 0, full = 0;
+	struct kvreg_completion comp[64];
+	struct kvreg_error err;
+	int ret;
+
+	while (done < n) {
+		ret = kvreg_submit(kv, ops + done, n - done, &acc, &err);
+		if (ret == -EAGAIN) {
+			CHECK(err.reason == KVREG_REASON_QUEUE_FULL,
+			      "EAGAIN with reason %u", err.reason);
+			full++;
+		} else {
+			CHECK_OK(ret, &err);
+		}
+		if (acc < n - done)
+			full++;
+		done += acc;
+		if (done < n) {
+			unsigned int got, i;
+
+			CHECK_OK(kvreg_reap(kv, comp, 64, 1, 10000, &got, &err),
+				 &err);
+			for (i = 0; i < got; i++) {
+				CHECK(!comp[i].status, "op failed: %d",
+				      comp[i].status);
+				seen[comp[i].user_data] = true;
+			}
+			reaped += got;
+		}
+	}
+	reap_all(kv, n - reaped, seen, n, 0);
+	if (full)
+		printf("    the queue was full %u time(s) on the way\n", full);
+}
+
+static void batch(struct kvreg *kv, struct kvreg_mr *local, uint8_t *mine,
+		  struct kvreg_remote *r, uint8_t *pool, uint64_t page,
+		  unsigned int count, uint64_t skew)
+{
+	struct kvreg_op *ops = calloc(count, sizeof(*ops));
+	bool *seen = calloc(count, sizeof(*seen));
+	unsigned int i;
+	double t;
+
+	CHECK(ops && seen, "calloc");
+	CHECK(count * page + skew <= LEN, "batch too large");
+	kvt_fill(mine, LEN, (uint32_t)page);
+	memset(pool, 0, LEN);
+	/* Pages at odd offsets: pieces cross both sides' MR boundaries. */
+	for (i = 0; i < count; i++)
+		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local, skew + i * page,
+			      r, skew + i * page, page, i);
+	t = now_s();
+	submit_all(kv, ops, count, seen);
+	t = now_s() - t;
+	CHECK(kvt_mismatch(pool, skew, count * page, (uint32_t)page, skew) < 0,
+	      "batched WRITE of %u x %llu: pool differs at %lld", count,
+	      (unsigned long long)page,
+	      (long long)kvt_mismatch(pool, skew, count * page,
+				      (uint32_t)page, skew));
+	CHECK(!pool[skew - 1] && !pool[skew + count * page],
+	      "batched WRITE overran");
+	printf("WRITE %u x %llu bytes in batches: %.0f pages/s\n", count,
+	       (unsigned long long)page, count / t);
+
+	memset(seen, 0, count * sizeof(*seen));
+	kvt_fill(pool, LEN, (uint32_t)page + 1);
+	memset(mine, 0, LEN);
+	for (i = 0; i < count; i++)
+		kvreg_op_prep(&ops[i], KVREG_OP_READ, local, skew + i * page,
+			      r, skew + i * page, page, i);
+	submit_all(kv, ops, count, seen);
+	CHECK(kvt_mismatch(mine, skew, count * page, (uint32_t)page + 1,
+			   skew) < 0, "batched READ differs");
+	free(seen);
+	free(ops);
+}
+
+int main(void)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	struct kvreg *kv = kvt_open(), *kv2;
+	struct kvreg_completion comp[4];
+	int ack[2], cmd[2], status;
+	struct kvreg_op ops[300];
+	struct kvreg_remote *r, *r2;
+	struct kvreg_mr *local, *l2;
+	struct kvt_snap before;
+	struct kvreg_error err;
+	unsigned int acc, n, i;
+	uint8_t *pool, *mine;
+	struct ctl *c;
+	char byte;
+	double t0;
+	pid_t pid;
+
+	if (!kvt_devices(kv, devs))
+		kvt_skip("no RDMA device");
+	if (!kvreg_has_feature(kv, KVREG_FEATURE_SUBMIT))
+		kvt_skip("module without KVREG_FEATURE_SUBMIT");
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(c != MAP_FAILED && pool != MAP_FAILED, "mmap");
+	mine = kvt_map_anon_scattered(LEN);
+	before = kvt_snap(kv);
+	CHECK(!pipe(ack) && !pipe(cmd), "pipe");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		kvreg_close(kv);
+		close(ack[0]);
+		close(cmd[1]);
+		exporter(c, pool, devs[0].index, ack[1], cmd[0]);
+	}
+	close(ack[1]);
+	close(cmd[0]);
+	CHECK(read(ack[0], &byte, 1) == 1, "exporter did not start");
+
+	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL,
+				1ULL << devs[0].index, &local, &err), &err);
+	CHECK_OK(kvreg_import(kv, c->desc, c->desc_size, 0, &r, &err), &err);
+	batch(kv, local, mine, r, pool, SZ_4K, 256, 3);
+	batch(kv, local, mine, r, pool, 64 * 1024, 64, SZ_4K + 5);
+	batch(kv, local, mine, r, pool, SZ_2M, 3, 1);
+
+	/*
+	 * More than the queue holds, in one call: as many accepted as had
+	 * room as the call went (completions free slots meanwhile), and no
+	 * wait for the rest.
+	 */
+	for (i = 0; i < 300; i++)
+		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local, i * SZ_4K, r,
+			      i * SZ_4K, SZ_4K, i);
+	CHECK_OK(kvreg_submit(kv, ops, 300, &acc, &err), &err);
+	CHECK(acc >= KVREG_SUBMIT_DEPTH || acc == 300, "accepted %u of 300",
+	      acc);
+	printf("300 operations, a queue of %d: %u accepted in one call\n",
+	       KVREG_SUBMIT_DEPTH, acc);
+	{
+		bool *seen = calloc(300, sizeof(*seen));
+
+		reap_all(kv, acc, seen, 300, 0);
+		free(seen);
+	}
+
+	/* A bad operation stops the batch there: two taken, then refused. */
+	kvreg_op_prep(&ops[2], KVREG_OP_WRITE, local, 0, r, LEN - 1, 2, 2);
+	CHECK_OK(kvreg_submit(kv, ops, 3, &acc, &err), &err);
+	CHECK(acc == 2, "accepted %u, want 2", acc);
+	CHECK_FAILS(kvreg_submit(kv, ops + 2, 1, &acc, &err), &err, ERANGE,
+		    KVREG_REASON_OUT_OF_RANGE);
+	CHECK(acc == 0 && err.argument == KVREG_ARG_REMOTE_OFFSET, "side %u",
+	      err.argument);
+	CHECK_OK(kvreg_reap(kv, comp, 4, 2, 10000, &n, &err), &err);
+	CHECK(n == 2 && !comp[0].status && !comp[1].status, "%u reaped", n);
+
+	/*
+	 * Closed with work in flight, in a child so the library's handles
+	 * need no freeing: the kernel frees everything, nothing is reaped.
+	 */
+	{
+		pid_t child = fork();
+
+		CHECK(child >= 0, "fork");
+		if (!child) {
+			kvreg_close(kv);
+			kv2 = kvt_open();
+			CHECK_OK(kvreg_register(kv2, mine, LEN, KVREG_ACCESS_ALL,
+						1ULL << devs[0].index, &l2,
+						&err), &err);
+			CHECK_OK(kvreg_import(kv2, c->desc, c->desc_size, 0,
+					      &r2, &err), &err);
+			for (i = 0; i < 64; i++)
+				kvreg_op_prep(&ops[i], KVREG_OP_READ, l2,
+					      i * SZ_4K, r2, i * SZ_4K, SZ_4K,
+					      i);
+			CHECK_OK(kvreg_submit(kv2, ops, 64, &acc, &err), &err);
+			kvreg_close(kv2);
+			printf("a file closed with %u operations in flight\n",
+			       acc);
+			fflush(stdout);
+			_exit(T_PASS);
+		}
+		CHECK(waitpid(child, &status, 0) == child &&
+		      WIFEXITED(status) && WEXITSTATUS(status) == T_PASS,
+		      "the closing child failed");
+	}
+
+	/* The peer killed mid-batch: each completes with the reason. */
+	/* 64 KiB each: long enough in flight for the kill to land. */
+	for (i = 0; i < 128; i++)
+		kvreg_op_prep(&ops[i], KVREG_OP_READ, local, i * 65536ULL, r,
+			      i * 65536ULL, 65536, i);
+	CHECK_OK(kvreg_submit(kv, ops, 128, &acc, &err), &err);
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	t0 = now_s();
+	{
+		struct kvreg_completion big[128];
+		unsigned int got = 0, lost = 0;
+
+		while (got < acc) {
+			CHECK_OK(kvreg_reap(kv, big, 128, 1, 15000, &n, &err),
+				 &err);
+			CHECK(n, "no completion within 15 s of the kill");
+			for (i = 0; i < n; i++)
+				if (big[i].status) {
+					CHECK(big[i].status == -ENOTCONN &&
+					      big[i].error.reason ==
+					      KVREG_REASON_CONN_LOST,
+					      "status %d reason %u",
+					      big[i].status,
+					      big[i].error.reason);
+					lost++;
+				}
+			got += n;
+		}
+		printf("peer killed with %u in flight: all completed in "
+		       "%.1f s, %u with 'connection to the peer lost'\n", acc,
+		       now_s() - t0, lost);
+		CHECK(now_s() - t0 <= 10.5, "took %.1f s", now_s() - t0);
+	}
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	kvt_check_unchanged(kv, &before, "after the batches");
+	kvreg_close(kv);
+	return T_PASS;
+}

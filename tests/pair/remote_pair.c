@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * One side of a remote-region test between two guests on one link: the
+ * exporter registers a 4 KiB-page pool and a hugetlb pool, listens and
+ * writes their descriptors to a directory both guests share (their
+ * control plane); the importer reads them, READs what the exporter wrote
+ * and WRITEs its own bytes back, in 4 KiB, 64 KiB and 2 MiB pages, and
+ * the exporter checks them, then the same with 4 KiB pages in batches of
+ * 64 (SUBMIT and REAP). The importer also reports kvreg's throughput for
+ * tests/guest/pair-side.sh to set against perftest's.
+ *   remote_pair export DIR ADDR
+ *   remote_pair import DIR
+ */
+#include <time.h>
+
+#include "kvtransfer.h"
+
+#define LEN	(8ULL << 20)
+#define HUGE	(8ULL << 20)
+#define WAIT_S	600
+
+static void put_file(const char *dir, const char *name, const void *data,
+		     size_t size)
+{
+	char tmp[512], path[512];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(tmp, "w");
+	CHECK(f && fwrite(data, 1, size, f) == size && !fclose(f),
+	      "write %s: %s", tmp, strerror(errno));
+	/* Whole or not at all, as the other guest sees it. */
+	CHECK(!rename(tmp, path), "rename %s", path);
+}
+
+static size_t get_file(const char *dir, const char *name, void *data,
+		       size_t cap)
+{
+	char path[512];
+	size_t n = 0;
+	FILE *f = NULL;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (i = 0; i < WAIT_S * 10 && !f; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			usleep(100 * 1000);
+	}
+	CHECK(f, "%s never came", path);
+	n = fread(data, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Each pool: the exporter fills it with seed, the importer writes the
+ * upper half with seed + 1 at the same offsets. */
+static void check_upper(const uint8_t *p, uint64_t len, uint32_t seed,
+			const char *what)
+{
+	int64_t bad = kvt_mismatch(p, len / 2, len / 2, seed + 1, len / 2);
+
+	CHECK(bad < 0, "%s: the importer's bytes differ at %lld", what,
+	      (long long)bad);
+	bad = kvt_mismatch(p, 0, len / 2, seed, 0);
+	CHECK(bad < 0, "%s: the lower half changed at %lld", what,
+	      (long long)bad);
+}
+
+static int exporter(const char *dir, const char *addr)
+{
+	struct kvreg *kv = kvt_open();
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	uint8_t *pool = kvt_map_anon_scattered(LEN), *huge, desc[65536];
+	struct kvreg_mr *mr, *hmr = NULL;
+	struct kvreg_error err;
+	uint64_t ep;
+	size_t n;
+	char done[16];
+
+	CHECK(kvt_devices(kv, devs), "no RDMA device");
+	huge = kvt_map_hugetlb(HUGE);
+	kvt_fill(pool, LEN, 0xE1);
+	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 0, &mr, &err),
+		 &err);
+	CHECK_OK(kvreg_listen(kv, addr, 0, &ep, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &n, &err), &err);
+	put_file(dir, "desc-4k", desc, n);
+	if (huge) {
+		kvt_fill(huge, HUGE, 0xE7);
+		CHECK_OK(kvreg_register(kv, huge, HUGE, KVREG_ACCESS_ALL, 0,
+					&hmr, &err), &err);
+		CHECK_OK(kvreg_export(kv, ep, hmr, desc, sizeof(desc), &n,
+				      &err), &err);
+		put_file(dir, "desc-huge", desc, n);
+	} else {
+		put_file(dir, "desc-huge", "", 0);
+		printf("no hugetlb pages: the hugetlb pool is skipped\n");
+	}
+	printf("exporter: listening on %s, descriptors written\n", addr);
+	get_file(dir, "done-import", done, sizeof(done));
+	check_upper(pool, LEN, 0xE1, "4 KiB pool");
+	if (huge)
+		check_upper(huge, HUGE, 0xE7, "hugetlb pool");
+	printf("exporter: the importer's WRITEs arrived, every byte checked\n");
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	if (hmr)
+		CHECK_OK(kvreg_deregister(kv, hmr, &err), &err);
+	kvreg_close(kv);
+	return T_PASS;
+}
+
+/* READ the lower half, WRITE the upper half, in pages of @page bytes. */
+static double move(struct kvreg *kv, struct kvreg_mr *local,
+		   struct kvreg_remote *r, uint64_t len, uint64_t page,
+		   enum kvreg_transfer_op op)
+{
+	uint64_t off, base = op == KVREG_OP_READ ? 0 : len / 2;
+	struct kvreg_error err;
+	double t0 = now_s();
+
+	for (off = base; off < base + len / 2; off += page)
+		CHECK_OK(kvreg_transfer_remote(kv, op, local, off, r, off,
+					       page, &err), &err);
+	return now_s() - t0;
+}
+
+/* The same in batches of @batch pages: one SUBMIT, then REAP them all. */
+static double move_batched(struct kvreg *kv, struct kvreg_mr *local,
+			   struct kvreg_remote *r, uint64_t len, uint64_t page,
+			   unsigned int batch, enum kvreg_transfer_op op)
+{
+	uint64_t off, base = op == KVREG_OP_READ ? 0 : len / 2;
+	struct kvreg_completion comp[64];
+	struct kvreg_op ops[64];
+	struct kvreg_error err;
+	unsigned int i, n, acc, got;
+	double t0 = now_s();
+
+	CHECK(batch <= 64, "batch %u", batch);
+	for (off = base; off < base + len / 2; off += (uint64_t)n * page) {
+		n = (unsigned int)((base + len / 2 - off) / page);
+		if (n > batch)
+			n = batch;
+		for (i = 0; i < n; i++)
+			kvreg_op_prep(&ops[i], op, local, off + i * page, r,
+				      off + i * page, page, i);
+		CHECK_OK(kvreg_submit(kv, ops, n, &acc, &err), &err);
+		CHECK(acc == n, "accepted %u of %u", acc, n);
+		for (got = 0; got < n; ) {
+			unsigned int k;
+
+			CHECK_OK(kvreg_reap(kv, comp, 64, n - got, 30000, &k,
+					    &err), &err);
+			CHECK(k, "no completion in 30 s");
+			for (i = 0; i < k; i++)
+				CHECK(!comp[i].status, "op %llu: %d",
+				      (unsigned long long)comp[i].user_data,
+				      comp[i].status);
+			got += k;
+		}
+	}
+	return now_s() - t0;
+}
+
+static void import_pool(struct kvreg *kv, const char *dir, const char *name,
+			uint32_t seed)
+{
+	static uint8_t desc[65536];
+	size_t n = get_file(dir, name, desc, sizeof(desc));
+	uint64_t pages[] = { SZ_4K, 64 * 1024, SZ_2M }, len;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	struct kvreg_mr *local;
+	uint8_t *mine;
+	unsigned int i;
+
+	if (!n) {
+		printf("%s: the exporter has no hugetlb pool\n", name);
+		return;
+	}
+	CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
+	len = kvreg_remote_length(r);
+	mine = kvt_map_anon_scattered(len);
+	CHECK_OK(kvreg_register(kv, mine, len, KVREG_ACCESS_ALL,
+				1ULL << kvreg_remote_device(r), &local, &err),
+		 &err);
+	for (i = 0; i < 3; i++) {
+		double rt, wt;
+
+		memset(mine, 0, len);
+		rt = move(kv, local, r, len, pages[i], KVREG_OP_READ);
+		CHECK(kvt_mismatch(mine, 0, len / 2, seed, 0) < 0,
+		      "%s: READ in %llu-byte pages differs at %lld", name,
+		      (unsigned long long)pages[i],
+		      (long long)kvt_mismatch(mine, 0, len / 2, seed, 0));
+		kvt_fill(mine, len, seed + 1);
+		wt = move(kv, local, r, len, pages[i], KVREG_OP_WRITE);
+		/* For pair-side.sh: MB/s of each, by page size. */
+		printf("kvreg-bw %s %llu read %.1f write %.1f\n", name,
+		       (unsigned long long)pages[i],
+		       (double)(len / 2) / rt / 1e6,
+		       (double)(len / 2) / wt / 1e6);
+	}
+	/* 4 KiB pages in batches of 64, as a cache moves KV pages. */
+	{
+		double rt, wt;
+
+		memset(mine, 0, len);
+		rt = move_batched(kv, local, r, len, SZ_4K, 64, KVREG_OP_READ);
+		CHECK(kvt_mismatch(mine, 0, len / 2, seed, 0) < 0,
+		      "%s: batched READ differs", name);
+		kvt_fill(mine, len, seed + 1);
+		wt = move_batched(kv, local, r, len, SZ_4K, 64,
+				  KVREG_OP_WRITE);
+		printf("kvreg-bw %s 4096x64 read %.1f write %.1f\n", name,
+		       (double)(len / 2) / rt / 1e6,
+		       (double)(len / 2) / wt / 1e6);
+	}
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	munmap(mine, len);
+	printf("%s: READ and WRITE of %llu bytes in 4 KiB, 64 KiB and 2 MiB "
+	       "pages, checked\n", name, (unsigned long long)len);
+}
+
+static int importer(const char *dir)
+{
+	struct kvreg *kv = kvt_open();
+
+	import_pool(kv, dir, "desc-4k", 0xE1);
+	import_pool(kv, dir, "desc-huge", 0xE7);
+	kvreg_close(kv);
+	put_file(dir, "done-import", "ok", 2);
+	return T_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "export"))
+		return exporter(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "import"))
+		return importer(argv[2]);
+	fprintf(stderr, "usage: remote_pair export DIR ADDR | import DIR\n");
+	return T_FAIL;
+}
