@@ -30,13 +30,18 @@ guest_wanted() {
 	for w in $T; do
 		case $1:$w in
 		debug:debug/*|trixie:trixie/*) out="$out ${w#*/}" ;;
-		debian:debug/*|debian:trixie/*) ;;
+		debian:debug/*|debian:trixie/*|debian:pair/*) ;;
 		debian:unit/*|debian:unit-san/*|debian:static/*|debian:dkms/*) ;;
 		debian:deb/*|debian:build/*) ;;
 		debian:*) out="$out $w" ;;
 		esac
 	done
 	echo $out
+}
+
+# pair_wanted: whether the pair of guests (6.1 exports, 6.12 imports) runs.
+pair_wanted() {
+	[ -z "$T" ] || [[ " $T " == *" pair/"* ]]
 }
 
 # only_env KIND: what run-tests.sh is told to run in that guest.
@@ -166,9 +171,9 @@ fi
 
 # Debian 13: its 6.12 kernel, built for and tested in a cached chroot.
 TRIXIE_OK=
-[ -n "$(guest_wanted trixie)" ] &&
+{ [ -n "$(guest_wanted trixie)" ] || pair_wanted; } &&
 	echo "=== Debian 13 (chroot cached under /var/cache/kvreg)"
-if [ -z "$(guest_wanted trixie)" ]; then
+if [ -z "$(guest_wanted trixie)" ] && ! pair_wanted; then
 	:
 elif TRIXIE=$(tests/guest/trixie.sh prepare 2> "$OUT/trixie-build.log"); then
 	read -r TKVER _ <<< "$TRIXIE"
@@ -189,7 +194,7 @@ else
 	cat "$OUT/trixie-build.log"
 	record FAIL build/trixie-chroot
 fi
-if [ -n "$TRIXIE_OK" ]; then
+if [ -n "$TRIXIE_OK" ] && [ -n "$(guest_wanted trixie)" ]; then
 	echo "=== guest: Debian 13 kernel $TKVER with Soft-RoCE"
 	mkdir -p "$OUT/trixie-guest"
 	KVREG_KERNEL=trixie tests/guest/boot.sh "$OUT/trixie-guest" \
@@ -198,6 +203,23 @@ if [ -n "$TRIXIE_OK" ]; then
 		"$PWD/$BUILD/kmod/$TKVER/kvreg.ko" /kvreg-out/results trixie \
 		2>&1 | tee "$OUT/trixie-guest/console.log" || true
 	guest_results "$OUT/trixie-guest" trixie/guest
+fi
+
+# Two guests on one link: Debian 12's kernel exports, Debian 13's imports,
+# which also proves the wire formats across kernels.
+if [ -n "$TRIXIE_OK" ] && pair_wanted; then
+	echo "=== pair: Debian $KVER exports, Debian 13 $TKVER imports"
+	tests/guest/pair.sh "$OUT/pair" "$PWD/$BUILD" \
+		debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
+		trixie "$PWD/$BUILD/kmod/$TKVER/kvreg.ko" "" || true
+	for side in a b; do
+		sed -n '/=== \|PASS\|FAIL\|check failed\|exporter\|pool\|desc/p' \
+			"$OUT/pair/$side/console.log" | sed 's/^/    /' | head -40
+		guest_results "$OUT/pair/$side" "pair/guest-$side"
+	done
+	# Throughput between the two, against perftest in the same run.
+	[ -s "$OUT/pair/b/bench.txt" ] &&
+		awk -f tests/bench/pair-ratios.awk "$OUT/pair/b/bench.txt"
 fi
 
 if [ -n "$DEBUG_OK" ]; then
