@@ -58,6 +58,13 @@ int kvreg_net_sockaddr(const struct kvreg_net_addr *a,
 	return -EAFNOSUPPORT;
 }
 
+static void kvreg_conn_qp_going(struct kvreg_conn *conn)
+{
+	mutex_lock(&conn->abort_mutex);
+	conn->qp_gone = true;
+	mutex_unlock(&conn->abort_mutex);
+}
+
 /* Device removal, before the CM's: the peer is cut off, the QP goes. */
 static void kvreg_conn_remove(struct kvreg_dev_user *user)
 {
@@ -69,6 +76,7 @@ static void kvreg_conn_remove(struct kvreg_dev_user *user)
 	cancel_delayed_work_sync(&conn->keepalive);
 	if (READ_ONCE(conn->established))
 		rdma_disconnect(conn->cm_id);
+	kvreg_conn_qp_going(conn);
 	kvreg_qp_destroy_cm(&conn->q, conn->cm_id);
 	conn->qp_live = false;
 }
@@ -91,6 +99,7 @@ static void kvreg_conn_teardown_qp(struct kvreg_conn *conn,
 		cancel_delayed_work_sync(&conn->keepalive);
 		if (READ_ONCE(conn->established))
 			rdma_disconnect(id);
+		kvreg_conn_qp_going(conn);
 		kvreg_qp_destroy_cm(&conn->q, id);
 		conn->qp_live = false;
 	}
@@ -120,6 +129,7 @@ static void kvreg_conn_release(struct kref *ref)
 		kvreg_file_dev_put(conn->fdev);
 	if (conn->dev)
 		kvreg_dev_put(conn->dev);
+	mutex_destroy(&conn->abort_mutex);
 	kfree(conn);
 }
 
@@ -226,11 +236,13 @@ void kvreg_conn_abort(struct kvreg_conn *conn)
 		return;
 	/* Removal never waits on a CM callback: reading here cannot stall it. */
 	down_read(&kdev->teardown_rwsem);
-	if (conn->qp_live) {
+	mutex_lock(&conn->abort_mutex);
+	if (conn->qp_live && !conn->qp_gone) {
 		WRITE_ONCE(conn->lost, true);
 		WRITE_ONCE(conn->q.ready, false);
 		ib_modify_qp(conn->q.qp, &attr, IB_QP_STATE);
 	}
+	mutex_unlock(&conn->abort_mutex);
 	up_read(&kdev->teardown_rwsem);
 }
 
@@ -306,6 +318,7 @@ static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 	init_completion(&conn->cm_done);
 	INIT_WORK(&conn->close_work, kvreg_conn_close_work);
 	INIT_DELAYED_WORK(&conn->keepalive, kvreg_conn_keepalive);
+	mutex_init(&conn->abort_mutex);
 	atomic_set(&conn->submit_free, KVREG_SUBMIT_DEPTH);
 	conn->keepalive_cqe.done = kvreg_conn_keepalive_done;
 	return conn;

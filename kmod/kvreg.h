@@ -271,6 +271,13 @@ struct kvreg_conn {
 	 */
 	struct rdma_cm_id *cm_id;
 	struct kvreg_qp q;
+	/*
+	 * kvreg_conn_abort() may run beside a teardown (both under the
+	 * teardown_rwsem read): @qp_gone, set under @abort_mutex before the
+	 * QP is destroyed, keeps it off a QP that is going.
+	 */
+	struct mutex abort_mutex;
+	bool qp_gone;
 	atomic_t submit_free;		/* SQ slots left for SUBMIT */
 	bool qp_live;			/* under dev->teardown_rwsem */
 	bool passive;
