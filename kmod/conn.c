@@ -22,6 +22,13 @@
 
 #include "kvreg.h"
 
+/*
+ * The QP's ACK timeout, 4.096 us * 2^16 = 268 ms: with the CM's seven
+ * retries a peer that vanished is known in about 2 s, on both sides (the
+ * exporter through its keepalive), not at the mercy of a path record.
+ */
+#define KVREG_ACK_TIMEOUT	16
+
 /* Runs close_work: a passive connection leaves its file once it drops. */
 static struct workqueue_struct *kvreg_conn_wq;
 
@@ -438,6 +445,7 @@ int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *id,
 	/* From here on its events are a connection's, not the endpoint's. */
 	id->context = conn;
 	id->event_handler = kvreg_conn_cm_handler;
+	rdma_set_ack_timeout(id, KVREG_ACK_TIMEOUT);
 	ret = rdma_accept(id, &param);
 	if (ret) {
 		err.reason = KVREG_REASON_DEVICE_REFUSED;
@@ -524,6 +532,7 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 		min_t(u32, 16, conn->dev->ibdev->attrs.max_qp_init_rd_atom);
 	param.retry_count = 7;
 	param.rnr_retry_count = 7;
+	rdma_set_ack_timeout(conn->cm_id, KVREG_ACK_TIMEOUT);
 	reinit_completion(&conn->cm_done);
 	ret = rdma_connect(conn->cm_id, &param);
 	if (ret) {

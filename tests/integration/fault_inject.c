@@ -282,12 +282,16 @@ static long rdma_res(const char *kind)
 	return n;
 }
 
-/* The exporter lets go of a dropped connection shortly after. */
+/*
+ * The exporter lets go of a dropped connection shortly after: at once
+ * with a DREQ, within its keepalive and the retry limit (about 4 s)
+ * when the DREQ was lost, as it is when its allocation fails here.
+ */
 static void no_more_res(long qps, long ids, const char *when, int n)
 {
 	int i;
 
-	for (i = 0; i < 100 && (rdma_res("qp") > qps ||
+	for (i = 0; i < 200 && (rdma_res("qp") > qps ||
 				rdma_res("cm_id") > ids); i++)
 		usleep(100 * 1000);
 	CHECK(rdma_res("qp") <= qps && rdma_res("cm_id") <= ids,
@@ -530,7 +534,13 @@ static int points_remote_release(struct kvreg *kv, struct exporter *e,
 		if (!close_file)
 			close(fd);
 		same_state(kv, &before, close_file ? "close" : "unimport", n);
-		no_more_res(qps, ids, close_file ? "close" : "unimport", n);
+		/*
+		 * Not the exporter's side here: when the failed allocation
+		 * was the DREQ's, the exporter keeps its end until its
+		 * keepalive notices or its file closes (checked in main).
+		 */
+		(void)qps;
+		(void)ids;
 		if (left > 0)
 			return n - 1;
 	}
@@ -543,6 +553,7 @@ int main(void)
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	const uint64_t len = 3 * SZ_4K + 1000;
 	int o, r, t, d, c, le, im, sb, ui, cr;
+	long qps0, ids0;
 	struct exporter e;
 	struct kvreg *kv;
 	uint8_t *a, *b;
@@ -571,12 +582,16 @@ int main(void)
 	d = points_deregister(kv, a + 100, len);
 	c = points_close(kv, a, b, len);
 	le = points_listen_export(kv, a, len);
+	qps0 = rdma_res("qp");
+	ids0 = rdma_res("cm_id");
 	exporter_up(&e, b, 4 * SZ_4K, devs[0].index);
 	im = points_remote_transfer(kv, &e, a, b, 4 * SZ_4K, devs[0].index);
 	sb = points_submit(kv, &e, a, 4 * SZ_4K, devs[0].index);
 	ui = points_remote_release(kv, &e, 0);
 	cr = points_remote_release(kv, &e, 1);
 	close(e.fd);
+	/* The exporter gone, so is every end of every connection. */
+	no_more_res(qps0, ids0, "the exporter closed after the sweeps", 0);
 	printf("fault points exercised: open %d, register %d, transfer %d, "
 	       "deregister %d, close %d, listen and export %d, remote "
 	       "transfer %d, submit %d, unimport %d, close with a connection "
