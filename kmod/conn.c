@@ -241,7 +241,7 @@ void kvreg_conn_abort(struct kvreg_conn *conn)
 
 	if (!kdev)
 		return;
-	/* Removal never waits on a CM callback: reading here cannot stall it. */
+	/* Removal never waits on a CM callback: this read cannot stall it. */
 	down_read(&kdev->teardown_rwsem);
 	mutex_lock(&conn->abort_mutex);
 	if (conn->qp_live && !conn->qp_gone) {
