@@ -84,7 +84,7 @@ $(BUILD)/bin/kvregctl: libuser/kvregctl.c $(BUILD)/lib/libkvreg.so
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integration/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
-TEST_HDRS  := tests/common/kvtest.h tests/common/kvbench.h $(LIB_HDRS)
+TEST_HDRS  := $(wildcard tests/common/*.h) $(LIB_HDRS)
 
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS)) \
 	      $(patsubst tests/unit/%.c,$(BUILD)/tests/unit-san/%,$(UNIT_SRCS))

@@ -70,6 +70,13 @@ int kvreg_features(struct kvreg *kv, uint64_t *features,
 int kvreg_procs(struct kvreg *kv, struct kvreg_proc_info *procs,
 		unsigned int capacity, unsigned int *count,
 		struct kvreg_error *err);
+/*
+ * Every endpoint and connection on the host, with its state and the
+ * operations it carried; without CAP_SYS_ADMIN, those of the caller's uid.
+ */
+int kvreg_conns(struct kvreg *kv, struct kvreg_conn_info *conns,
+		unsigned int capacity, unsigned int *count,
+		struct kvreg_error *err);
 
 /*
  * register.c: device_mask bit i selects device index i, 0 selects all.

@@ -354,15 +354,8 @@ int kvreg_acct_procs(struct kvreg_procs *arg, struct kvreg_error *err)
 	mutex_unlock(&kvreg_acct_lock);
 
 	copied = min(n, arg->capacity);
-	for (arg->count = 0; arg->count < copied; arg->count++) {
-		if (kvreg_copy_entry(arg->entries, arg->entry_size, arg->count,
-				     &infos[arg->count], sizeof(*infos))) {
-			kvreg_bad_arg(err, KVREG_ARG_POINTER);
-			ret = -EFAULT;
-			break;
-		}
-	}
-	arg->count = n;
+	ret = kvreg_copy_list(arg->entries, arg->entry_size, &arg->count,
+			      infos, sizeof(*infos), copied, n, err);
 	kvfree(infos);
 	return ret;
 }

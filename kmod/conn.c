@@ -23,11 +23,12 @@
 #include "kvreg.h"
 
 /*
- * The QP's ACK timeout, 4.096 us * 2^16 = 268 ms: with the CM's seven
- * retries a peer that vanished is known in about 2 s, on both sides (the
- * exporter through its keepalive), not at the mercy of a path record.
+ * The QP's ACK timeout, 4.096 us * 2^16 = 268 ms: with six retries a
+ * peer that vanished is known in about 2 s, on both sides (the exporter
+ * through its keepalive), not at the mercy of a path record.
  */
 #define KVREG_ACK_TIMEOUT	16
+#define KVREG_RETRY_COUNT	6
 
 /* Runs close_work: a passive connection leaves its file once it drops. */
 static struct workqueue_struct *kvreg_conn_wq;
@@ -129,6 +130,7 @@ static void kvreg_conn_release(struct kref *ref)
 {
 	struct kvreg_conn *conn = container_of(ref, struct kvreg_conn, ref);
 
+	kvreg_net_unlist(&conn->entry);
 	kvreg_conn_shutdown(conn);
 	/* Never armed, or cancelled with the QP: this is for the reader. */
 	cancel_delayed_work_sync(&conn->keepalive);
@@ -322,6 +324,8 @@ static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 	conn->user.remove = kvreg_conn_remove;
 	conn->kf = kf;
 	conn->passive = passive;
+	kvreg_net_entry_init(&conn->entry, kf, passive ?
+			     KVREG_CONN_KIND_PASSIVE : KVREG_CONN_KIND_ACTIVE);
 	init_completion(&conn->cm_done);
 	INIT_WORK(&conn->close_work, kvreg_conn_close_work);
 	INIT_DELAYED_WORK(&conn->keepalive, kvreg_conn_keepalive);
@@ -451,7 +455,11 @@ int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *id,
 		err.reason = KVREG_REASON_DEVICE_REFUSED;
 		goto err_unlock;
 	}
-	/* The allocation's reference is the file list's. */
+	/*
+	 * Listed before the file can see it: once on kf->conns a release
+	 * may free it. The allocation's reference is the file list's.
+	 */
+	kvreg_net_list_conn(conn, id);
 	list_add_tail(&conn->file_node, &kf->conns);
 	mutex_unlock(&kf->lock);
 	return 0;
@@ -530,7 +538,13 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 	param.private_data_len = sizeof(req);
 	param.initiator_depth =
 		min_t(u32, 16, conn->dev->ibdev->attrs.max_qp_init_rd_atom);
-	param.retry_count = 7;
+	/*
+	 * Six, not seven: rxe reads a retry count of 7 as "retry forever"
+	 * (as IBTA does only for RNR), so a peer whose link went down would
+	 * never fail what is in flight. The accepting side takes the same
+	 * count from this REQ. RNR cannot happen: no SEND is ever posted.
+	 */
+	param.retry_count = KVREG_RETRY_COUNT;
 	param.rnr_retry_count = 7;
 	rdma_set_ack_timeout(conn->cm_id, KVREG_ACK_TIMEOUT);
 	reinit_completion(&conn->cm_done);
@@ -640,6 +654,7 @@ struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 	ret = kvreg_conn_establish(conn, timeout_ms, err);
 	if (ret)
 		goto err_put;
+	kvreg_net_list_conn(conn, id);
 	return conn;
 
 err_put:

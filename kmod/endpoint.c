@@ -143,6 +143,7 @@ int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
 		return -ENOMEM;
 	}
 	ep->kf = kf;
+	kvreg_net_entry_init(&ep->entry, kf, KVREG_CONN_KIND_ENDPOINT);
 	get_random_bytes(ep->secret, sizeof(ep->secret));
 	ret = kvreg_endpoint_bind(ep, arg, err);
 	if (ret) {
@@ -157,6 +158,7 @@ int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
 	ep->handle = ++kf->next_endpoint;
 	list_add_tail(&ep->node, &kf->endpoints);
 	mutex_unlock(&kf->lock);
+	kvreg_net_list_endpoint(ep);
 	arg->endpoint = ep->handle;
 	arg->device_index = ep->dev->index;
 	return 0;
@@ -178,6 +180,7 @@ void kvreg_endpoints_release(struct kvreg_file *kf)
 		if (id)
 			rdma_destroy_id(id);
 		list_del(&ep->node);
+		kvreg_net_unlist(&ep->entry);
 		kvreg_dev_put(ep->dev);
 		kfree(ep);
 	}

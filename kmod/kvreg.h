@@ -9,6 +9,8 @@
  *       kvreg_acct_lock (budgets and charges; held only briefly)
  *       kvreg_dev.users_lock
  *   kvreg_devs_lock (device table) is never held across any of the above.
+ *   kvreg_net_lock (net_list.c: the list of endpoints and connections) is
+ *   innermost: taken under kvreg_file.lock or alone, and takes nothing.
  */
 #ifndef KVREG_H
 #define KVREG_H
@@ -258,8 +260,31 @@ struct kvreg_desc {
  * region (active), one for a queued @close_work. The last put tears the
  * QP down and destroys @cm_id, so it must not come from a CM callback.
  */
+/*
+ * An endpoint's or a connection's place on the host-wide list that
+ * KVREG_IOC_CONNS reads (net_list.c). Owner and addresses are set before
+ * it is listed and never change; the counters are atomic, updated from
+ * the CQ's softirq.
+ */
+struct kvreg_net_entry {
+	struct list_head node;		/* kvreg_net_lock */
+	u32 kind;			/* enum kvreg_conn_kind */
+	pid_t tgid;
+	kuid_t uid;
+	char comm[TASK_COMM_LEN];
+	u64 endpoint;
+	struct kvreg_net_addr local;
+	struct kvreg_net_addr peer;
+	atomic_t inflight;
+	atomic64_t ops;
+	atomic64_t ops_failed;
+	atomic64_t bytes;
+	u32 last_wc_status;		/* WRITE_ONCE/READ_ONCE */
+};
+
 struct kvreg_conn {
 	struct kref ref;
+	struct kvreg_net_entry entry;
 	struct list_head file_node;	/* passive: on kf->conns; kf->lock */
 	struct kvreg_file *kf;
 	struct kvreg_dev *dev;		/* a reference, once routed */
@@ -307,6 +332,7 @@ struct kvreg_conn {
 /* A listening endpoint of a file (endpoint.c). */
 struct kvreg_endpoint {
 	struct list_head node;		/* on kf->endpoints; kf->lock */
+	struct kvreg_net_entry entry;
 	u64 handle;
 	struct kvreg_file *kf;
 	struct kvreg_dev *dev;		/* the address's device; a ref */
@@ -339,6 +365,7 @@ struct kvreg_file {
 	struct rb_root_cached by_range;	/* the same, by address range */
 	u32 next_handle;
 	struct kvreg_mm *km;		/* the opener's; fixed for life */
+	kuid_t uid;			/* the opener's effective uid */
 	struct list_head endpoints;	/* kvreg_endpoint.node */
 	struct list_head conns;		/* passive kvreg_conn.file_node */
 	struct xarray remotes;		/* kvreg_rregion, by handle */
@@ -546,6 +573,17 @@ struct kvreg_endpoint *kvreg_endpoint_find(struct kvreg_file *kf,
 					   u64 handle);
 void kvreg_endpoints_release(struct kvreg_file *kf);
 
+/* net_list.c */
+void kvreg_net_entry_init(struct kvreg_net_entry *e, struct kvreg_file *kf,
+			  u32 kind);
+void kvreg_net_list_endpoint(struct kvreg_endpoint *ep);
+void kvreg_net_list_conn(struct kvreg_conn *conn, struct rdma_cm_id *id);
+void kvreg_net_unlist(struct kvreg_net_entry *e);
+void kvreg_net_start(struct kvreg_net_entry *e);
+void kvreg_net_count(struct kvreg_net_entry *e, u64 bytes, u32 wc_status,
+		     bool ok);
+int kvreg_net_conns(struct kvreg_conns *arg, struct kvreg_error *err);
+
 /* remote.c */
 int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 		 struct kvreg_error *err);
@@ -620,6 +658,31 @@ static inline int kvreg_copy_entry(u64 base, u32 entry_size, u32 i,
 	if (copy_to_user(dst, src, n) ||
 	    (entry_size > n && clear_user(dst + n, entry_size - n)))
 		return -EFAULT;
+	return 0;
+}
+
+/*
+ * A snapshot of @total entries, the first @n of them in @src (@len bytes
+ * each), into the caller's list: @count says how many there were, so a
+ * caller with too little room learns how much to ask for.
+ */
+static inline int kvreg_copy_list(u64 base, u32 entry_size, u32 *count,
+				  const void *src, size_t len, u32 n,
+				  u32 total, struct kvreg_error *err)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (kvreg_copy_entry(base, entry_size, i,
+				     (const char *)src + i * len, len)) {
+			*count = i;
+			kvreg_set_error(err, KVREG_REASON_BAD_ARGUMENT,
+					KVREG_NO_DEVICE_INDEX);
+			err->argument = KVREG_ARG_POINTER;
+			return -EFAULT;
+		}
+	}
+	*count = total;
 	return 0;
 }
 

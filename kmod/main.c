@@ -39,6 +39,8 @@ static_assert(sizeof(struct kvreg_op) == KVREG_OP_SIZE_VER0);
 static_assert(sizeof(struct kvreg_submit) == KVREG_SUBMIT_SIZE_VER0);
 static_assert(sizeof(struct kvreg_completion) == KVREG_COMPLETION_SIZE_VER0);
 static_assert(sizeof(struct kvreg_reap) == KVREG_REAP_SIZE_VER0);
+static_assert(sizeof(struct kvreg_conn_info) == KVREG_CONN_INFO_SIZE_VER0);
+static_assert(sizeof(struct kvreg_conns) == KVREG_CONNS_SIZE_VER0);
 
 static struct dentry *kvreg_debugfs;
 
@@ -69,6 +71,7 @@ KVREG_HEAD_CHECK(struct kvreg_import);
 KVREG_HEAD_CHECK(struct kvreg_unimport);
 KVREG_HEAD_CHECK(struct kvreg_submit);
 KVREG_HEAD_CHECK(struct kvreg_reap);
+KVREG_HEAD_CHECK(struct kvreg_conns);
 
 /* Room for any argument struct this module knows. */
 union kvreg_args {
@@ -88,6 +91,7 @@ union kvreg_args {
 	struct kvreg_unimport unimport;
 	struct kvreg_submit submit;
 	struct kvreg_reap reap;
+	struct kvreg_conns conns;
 };
 
 static int kvreg_cmd_devices(struct kvreg_file *kf, void *karg,
@@ -154,6 +158,21 @@ static int kvreg_cmd_procs(struct kvreg_file *kf, void *karg,
 	return kvreg_acct_procs(arg, err);
 }
 
+static int kvreg_cmd_conns(struct kvreg_file *kf, void *karg,
+			   struct kvreg_error *err)
+{
+	struct kvreg_conns *arg = karg;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->count)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	if (arg->capacity && (arg->entry_size < KVREG_CONN_INFO_SIZE_VER0 ||
+			      arg->entry_size > KVREG_MAX_ARG_SIZE))
+		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
+	return kvreg_net_conns(arg, err);
+}
+
 static int kvreg_cmd_features(struct kvreg_file *kf, void *karg,
 			      struct kvreg_error *err)
 {
@@ -165,7 +184,8 @@ static int kvreg_cmd_features(struct kvreg_file *kf, void *karg,
 	arg->features = KVREG_FEATURE_FILE_PD |
 			KVREG_FEATURE_PARALLEL_TRANSFER |
 			KVREG_FEATURE_RAW_REMOTE |
-			KVREG_FEATURE_REMOTE | KVREG_FEATURE_SUBMIT;
+			KVREG_FEATURE_REMOTE | KVREG_FEATURE_SUBMIT |
+			KVREG_FEATURE_CONNS;
 	return 0;
 }
 
@@ -251,7 +271,7 @@ static int kvreg_cmd_budget(struct kvreg_file *kf, void *karg,
  * A file belongs to the process that opened it: its budget, its memlock
  * charge and its pages. Another process (a fork child, a receiver of the
  * fd) may close it; of the calls on it, only the ones that concern no
- * process (DEVICES, FEATURES, PROCS) answer it.
+ * process (DEVICES, FEATURES, PROCS, CONNS) answer it.
  */
 static int kvreg_owner(struct kvreg_file *kf, struct kvreg_error *err)
 {
@@ -307,6 +327,8 @@ static const struct kvreg_cmd kvreg_cmds[] = {
 		  KVREG_SUBMIT_SIZE_VER0, true, kvreg_cmd_submit),
 	KVREG_CMD(KVREG_IOC_REAP, struct kvreg_reap,
 		  KVREG_REAP_SIZE_VER0, true, kvreg_cmd_reap),
+	KVREG_CMD(KVREG_IOC_CONNS, struct kvreg_conns,
+		  KVREG_CONNS_SIZE_VER0, false, kvreg_cmd_conns),
 };
 
 /* The one call without an error record, the first a client makes. */
@@ -424,6 +446,7 @@ static int kvreg_open(struct inode *inode, struct file *filp)
 		kfree(kf);
 		return ret;
 	}
+	kf->uid = filp->f_cred->euid;
 	filp->private_data = kf;
 	return nonseekable_open(inode, filp);
 }

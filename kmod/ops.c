@@ -42,7 +42,11 @@ static void kvreg_op_finish(struct kvreg_op_ctx *op)
 	struct kvreg_file *kf = op->kf;
 	unsigned long flags;
 
-	atomic_add(op->pieces, &op->t.rr->conn->submit_free);
+	struct kvreg_conn *conn = op->t.rr->conn;
+
+	atomic_add(op->pieces, &conn->submit_free);
+	kvreg_net_count(&conn->entry, op->length, op->status,
+			!op->ret && op->status == IB_WC_SUCCESS);
 	/* Release may free @kf once it sees the count fall: under the lock. */
 	spin_lock_irqsave(&kf->cq_lock, flags);
 	list_add_tail(&op->node, &kf->done);
@@ -60,6 +64,12 @@ static void kvreg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* One CQ, polled by one context: no race on @status. */
 	if (wc->status != IB_WC_SUCCESS && op->status == IB_WC_SUCCESS)
 		op->status = wc->status;
+	/*
+	 * Any failed completion leaves an RC QP in the error state: what
+	 * comes after is refused at once, as on a peer that went.
+	 */
+	if (wc->status != IB_WC_SUCCESS)
+		WRITE_ONCE(op->t.rr->conn->q.ready, false);
 	if (atomic_dec_and_test(&op->left))
 		kvreg_op_finish(op);
 }
@@ -149,6 +159,7 @@ static void kvreg_op_post(struct kvreg_op_ctx *op, struct ib_rdma_wr *wr,
 	spin_lock_irqsave(&op->kf->cq_lock, flags);
 	op->kf->nr_inflight++;
 	spin_unlock_irqrestore(&op->kf->cq_lock, flags);
+	kvreg_net_start(&op->t.rr->conn->entry);
 	atomic_set(&op->left, n + 1);
 	mutex_lock(&q->mutex);
 	ret = READ_ONCE(q->ready) ? ib_post_send(q->qp, &wr[0].wr, &bad) :

@@ -285,7 +285,9 @@ int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
 					kdev->index);
 			return -ENODEV;
 		}
-		if (READ_ONCE(conn->lost) || !conn->qp_live) {
+		/* @ready fell: its QP went to the error state. */
+		if (READ_ONCE(conn->lost) || !conn->qp_live ||
+		    !READ_ONCE(conn->q.ready)) {
 			kvreg_set_error(err, KVREG_REASON_CONN_LOST,
 					kdev->index);
 			kvreg_set_net_error(err, err->reason, &conn->peer);
@@ -375,8 +377,14 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	kdev = local.rd->dev;
 	down_read(&kdev->teardown_rwsem);
 	ret = kvreg_target_live(kdev, &local, &t, err);
-	if (!ret)
+	if (!ret && t.rr) {
+		kvreg_net_start(&t.rr->conn->entry);
 		ret = kvreg_post_transfer(arg, &local, &t, batch, err);
+		kvreg_net_count(&t.rr->conn->entry, arg->length,
+				ret ? err->wc_status : 0, !ret);
+	} else if (!ret) {
+		ret = kvreg_post_transfer(arg, &local, &t, batch, err);
+	}
 	up_read(&kdev->teardown_rwsem);
 out_put:
 	kvreg_transfer_release(&local, &remote, &t);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /* kvregctl: look at kvreg from the shell. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -138,6 +139,57 @@ static int kvregctl_ps(struct kvreg *kv)
 		       kvregctl_bytes(procs[i].pinned_bytes, p, sizeof(p)),
 		       kvregctl_bytes(procs[i].max_pinned_bytes, m, sizeof(m)));
 	}
+	return 0;
+}
+
+/* "192.0.2.1:4791", "[fe80::1]:4791". */
+static const char *kvregctl_addr(const struct kvreg_net_addr *a, char *buf,
+				 size_t size)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return "-";
+	if (!inet_ntop(a->family, a->addr, ip, sizeof(ip)))
+		return "?";
+	snprintf(buf, size, a->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip,
+		 a->port);
+	return buf;
+}
+
+static int kvregctl_conns(struct kvreg *kv)
+{
+	static const char *const kinds[] = { "?", "endpoint", "active",
+					     "passive" };
+	static const char *const states[] = { "?", "LISTENING", "CONNECTING",
+					      "ESTABLISHED", "LOST" };
+	struct kvreg_conn_info conns[256];
+	char local[64], peer[64], b[32];
+	struct kvreg_error err;
+	unsigned int n, i;
+	int ret;
+
+	ret = kvreg_conns(kv, conns, 256, &n, &err);
+	if (ret)
+		return kvregctl_fail("conns", &err, ret);
+	printf("%-8s %-12s %-8s %-11s %-3s %-22s %-22s %8s %10s %8s %10s\n",
+	       "PID", "COMMAND", "KIND", "STATE", "DEV", "LOCAL", "PEER",
+	       "INFLIGHT", "OPS", "FAILED", "BYTES");
+	for (i = 0; i < n && i < 256; i++) {
+		const struct kvreg_conn_info *c = &conns[i];
+
+		printf("%-8u %-12.12s %-8s %-11s %-3u %-22s %-22s %8u %10llu "
+		       "%8llu %10s\n", c->pid, c->comm,
+		       kinds[c->kind < 4 ? c->kind : 0],
+		       states[c->state < 5 ? c->state : 0], c->device_index,
+		       kvregctl_addr(&c->local, local, sizeof(local)),
+		       kvregctl_addr(&c->peer, peer, sizeof(peer)),
+		       c->inflight, (unsigned long long)c->ops,
+		       (unsigned long long)c->ops_failed,
+		       kvregctl_bytes(c->bytes, b, sizeof(b)));
+	}
+	if (n > 256)
+		printf("(%u more not shown)\n", n - 256);
 	return 0;
 }
 
@@ -317,11 +369,14 @@ out:
 
 static void kvregctl_usage(FILE *out)
 {
-	fprintf(out, "usage: kvregctl devices | stats | ps | check SIZE [--hugetlb]"
+	fprintf(out, "usage: kvregctl devices | stats | ps | conns"
+		" | check SIZE [--hugetlb]"
 		" | check --peer DESCRIPTOR\n"
 		"  devices  RDMA devices kvreg uses, with their limits\n"
 		"  stats    this process's usage against every limit, and the host's\n"
 		"  ps       every process using kvreg (needs CAP_SYS_ADMIN)\n"
+		"  conns    endpoints and connections, with operations in flight\n"
+		"           (all of the host's with CAP_SYS_ADMIN, else your own)\n"
 		"  check    start-up pre-flight: would registering SIZE bytes (64M, 2G)\n"
 		"           on every device succeed? exit 0 only if it would\n"
 		"  check --peer FILE  connect to the endpoint of a descriptor\n"
@@ -358,7 +413,8 @@ int main(int argc, char **argv)
 		hugetlb = argc == 4;
 	} else if (argc != 2 || (strcmp(argv[1], "devices") &&
 				 strcmp(argv[1], "stats") &&
-				 strcmp(argv[1], "ps"))) {
+				 strcmp(argv[1], "ps") &&
+				 strcmp(argv[1], "conns"))) {
 		kvregctl_usage(stderr);
 		return 2;
 	}
@@ -379,6 +435,8 @@ int main(int argc, char **argv)
 		ret = kvregctl_devices(kv);
 	else if (!strcmp(argv[1], "stats"))
 		ret = kvregctl_stats(kv);
+	else if (!strcmp(argv[1], "conns"))
+		ret = kvregctl_conns(kv);
 	else
 		ret = kvregctl_ps(kv);
 	kvreg_close(kv);

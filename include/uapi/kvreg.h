@@ -417,6 +417,8 @@ struct kvreg_procs {
 #define KVREG_FEATURE_REMOTE		(1ULL << 3)
 /* SUBMIT, REAP, and poll() on the file. */
 #define KVREG_FEATURE_SUBMIT		(1ULL << 4)
+/* KVREG_IOC_CONNS. */
+#define KVREG_FEATURE_CONNS		(1ULL << 5)
 
 #define KVREG_FEATURES_SIZE_VER0	32
 struct kvreg_features {
@@ -647,6 +649,63 @@ struct kvreg_cm_rej {
 	__le16 reason;		/* enum kvreg_reason */
 };
 
+/*
+ * One endpoint or connection, as KVREG_IOC_CONNS lists them. An active
+ * connection is made by IMPORT and posts the transfers; a passive one was
+ * accepted on an endpoint and serves a peer's. A connection's counters
+ * are of the operations it posted (SUBMIT and TRANSFER), so a passive
+ * one, which posts none, shows zeros there.
+ */
+enum kvreg_conn_kind {
+	KVREG_CONN_KIND_ENDPOINT	= 1,
+	KVREG_CONN_KIND_ACTIVE		= 2,
+	KVREG_CONN_KIND_PASSIVE		= 3,
+};
+
+enum kvreg_conn_state {
+	KVREG_CONN_STATE_LISTENING	= 1,	/* an endpoint */
+	KVREG_CONN_STATE_CONNECTING	= 2,	/* accepted, not yet up */
+	KVREG_CONN_STATE_ESTABLISHED	= 3,
+	/* Disconnected, its device removed or its peer silent: it fails. */
+	KVREG_CONN_STATE_LOST		= 4,
+};
+
+#define KVREG_CONN_INFO_SIZE_VER0	128
+struct kvreg_conn_info {
+	__u32 pid;		/* the process that opened the file */
+	__u32 uid;		/* its effective uid at open */
+	char comm[16];
+	__u32 kind;		/* enum kvreg_conn_kind */
+	__u32 state;		/* enum kvreg_conn_state */
+	__u32 device_index;
+	__u32 inflight;		/* operations posted, not yet completed */
+	struct kvreg_net_addr local;
+	struct kvreg_net_addr peer;	/* zero for an endpoint */
+	__u64 endpoint;		/* an endpoint's handle in its file, or 0 */
+	__u64 ops;		/* operations completed, successfully or not */
+	__u64 ops_failed;
+	__u64 bytes;		/* moved by the operations that succeeded */
+	__u32 last_wc_status;	/* of the last failed operation, or 0 */
+	__u32 reserved;
+};
+
+/*
+ * KVREG_IOC_CONNS: every endpoint and connection on the host; a caller
+ * without CAP_SYS_ADMIN sees only those of files opened with its
+ * effective uid.
+ */
+#define KVREG_CONNS_SIZE_VER0	40
+struct kvreg_conns {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 count;		/* out: entries (may exceed capacity) */
+	__u32 capacity;
+	__u32 entry_size;	/* sizeof(struct kvreg_conn_info) */
+	__u64 entries;
+};
+
 #define KVREG_IOC_MAGIC		0xCB
 #define KVREG_IOC_ABI_VERSION	_IO(KVREG_IOC_MAGIC, 0x00)
 #define KVREG_IOC_DEVICES	_IO(KVREG_IOC_MAGIC, 0x01)
@@ -664,5 +723,6 @@ struct kvreg_cm_rej {
 #define KVREG_IOC_UNIMPORT	_IO(KVREG_IOC_MAGIC, 0x0d)
 #define KVREG_IOC_SUBMIT	_IO(KVREG_IOC_MAGIC, 0x0e)
 #define KVREG_IOC_REAP		_IO(KVREG_IOC_MAGIC, 0x0f)
+#define KVREG_IOC_CONNS		_IO(KVREG_IOC_MAGIC, 0x10)
 
 #endif /* _UAPI_KVREG_H */

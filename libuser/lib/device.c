@@ -64,6 +64,26 @@ int kvreg_procs(struct kvreg *kv, struct kvreg_proc_info *procs,
 	return ret;
 }
 
+int kvreg_conns(struct kvreg *kv, struct kvreg_conn_info *conns,
+		unsigned int capacity, unsigned int *count,
+		struct kvreg_error *err)
+{
+	struct kvreg_conns arg = {
+		.size = sizeof(arg),
+		.capacity = conns ? capacity : 0,
+		.entry_size = sizeof(*conns),
+		.entries = (uintptr_t)conns,
+	};
+	int ret;
+
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	ret = kvreg__call(kv, KVREG_IOC_CONNS, &arg, err);
+	if (!ret && count)
+		*count = arg.count;
+	return ret;
+}
+
 int kvreg_stats(struct kvreg *kv, struct kvreg_stats *stats,
 		struct kvreg_error *err)
 {

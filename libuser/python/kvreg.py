@@ -112,6 +112,35 @@ class _Stats(ctypes.Structure):
         ("host_pinned_bytes", ctypes.c_uint64)]
 
 
+class _NetAddr(ctypes.Structure):
+    _fields_ = [("family", ctypes.c_uint16), ("port", ctypes.c_uint16),
+                ("scope_id", ctypes.c_uint32), ("addr", ctypes.c_uint8 * 16)]
+
+    def pair(self):
+        """(address, port), or None for no address."""
+        if self.family not in (socket.AF_INET, socket.AF_INET6):
+            return None
+        raw = bytes(self.addr)
+        raw = raw[:4] if self.family == socket.AF_INET else raw
+        return (socket.inet_ntop(self.family, raw), self.port)
+
+
+class _ConnInfo(ctypes.Structure):
+    _fields_ = [("pid", ctypes.c_uint32), ("uid", ctypes.c_uint32),
+                ("comm", ctypes.c_char * 16), ("kind", ctypes.c_uint32),
+                ("state", ctypes.c_uint32), ("device_index", ctypes.c_uint32),
+                ("inflight", ctypes.c_uint32), ("local", _NetAddr),
+                ("peer", _NetAddr), ("endpoint", ctypes.c_uint64),
+                ("ops", ctypes.c_uint64), ("ops_failed", ctypes.c_uint64),
+                ("bytes", ctypes.c_uint64),
+                ("last_wc_status", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint32)]
+
+
+CONN_KINDS = {1: "endpoint", 2: "active", 3: "passive"}
+CONN_STATES = {1: "LISTENING", 2: "CONNECTING", 3: "ESTABLISHED", 4: "LOST"}
+
+
 class KvregError(OSError):
     """A refusal by kvreg or libkvreg. Subclasses name the reason."""
 
@@ -184,6 +213,9 @@ def _load():
                                          ctypes.POINTER(ctypes.c_uint),
                                          perr]),
         "kvreg_stats": (ctypes.c_int, [p, ctypes.POINTER(_Stats), perr]),
+        "kvreg_conns": (ctypes.c_int, [p, ctypes.POINTER(_ConnInfo),
+                                       ctypes.c_uint,
+                                       ctypes.POINTER(ctypes.c_uint), perr]),
         "kvreg_set_budget": (ctypes.c_int, [p, u32, u64, u64, p, perr]),
         "kvreg_preflight": (ctypes.c_int, [p, u64, u64, u32, perr]),
         "kvreg_register_flags": (ctypes.c_int, [p, p, u64, u32, u64, u32,
@@ -479,6 +511,25 @@ class Kvreg:
         self._call(_libkvreg().kvreg_stats, ctypes.byref(st))
         return {name: getattr(st, name) for name, _ in _Stats._fields_
                 if name not in ("size", "flags", "error", "error_size")}
+
+    def conns(self, capacity=256):
+        """Every endpoint and connection (the host's as root, else the
+        caller's uid's), as dicts: kind and state as words, local and peer
+        as (address, port)."""
+        arr = (_ConnInfo * capacity)()
+        n = ctypes.c_uint()
+        self._call(_libkvreg().kvreg_conns, arr, capacity, ctypes.byref(n))
+        out = []
+        for c in arr[:min(n.value, capacity)]:
+            d = {name: getattr(c, name) for name, _ in _ConnInfo._fields_
+                 if name != "reserved"}
+            d["comm"] = c.comm.decode(errors="replace")
+            d["kind"] = CONN_KINDS.get(c.kind, c.kind)
+            d["state"] = CONN_STATES.get(c.state, c.state)
+            d["local"] = c.local.pair()
+            d["peer"] = c.peer.pair()
+            out.append(d)
+        return out
 
     def set_budget(self, max_mrs=None, max_pinned_bytes=None,
                    defaults=False):

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kvreg.h"
@@ -63,6 +64,15 @@ static inline void kvt_die(const char *file, int line, const char *fmt, ...)
 				#call, kvt_ret_, kvt_msg_);		\
 		}							\
 	} while (0)
+
+/* Seconds on the monotonic clock: for the bounds a test checks. */
+static inline double kvt_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static inline void kvt_skip(const char *why)
 {

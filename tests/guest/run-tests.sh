@@ -117,7 +117,7 @@ LATE="check_matches fault_inject fuzz device_not_active races device_removal
 # test_args NAME: the arguments a test takes, as words.
 test_args() {
 	case $1 in
-	module_not_loaded|check_matches) echo "$BUILD/bin/kvregctl" ;;
+	module_not_loaded|check_matches|conns) echo "$BUILD/bin/kvregctl" ;;
 	# 1,000 connect/close cycles; 200 under KASAN, ten times slower there.
 	remote) echo "$BUILD/bin/kvregctl $([ "$MODE" = debug ] && echo 200 ||
 		echo 1000)" ;;

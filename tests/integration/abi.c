@@ -41,6 +41,8 @@ static void check_remote_heads(int fd)
 		  offsetof(struct kvreg_submit, accepted) },
 		{ KVREG_IOC_REAP, KVREG_REAP_SIZE_VER0,
 		  offsetof(struct kvreg_reap, count) },
+		{ KVREG_IOC_CONNS, KVREG_CONNS_SIZE_VER0,
+		  offsetof(struct kvreg_conns, count) },
 	};
 	uint8_t arg[256];
 	struct kvreg_register *h = (struct kvreg_register *)arg;

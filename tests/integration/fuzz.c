@@ -128,7 +128,8 @@ static void sanitize(unsigned long cmd, void *arg)
 	} else if (cmd == KVREG_IOC_DEVICES) {
 		d->entries = out_ptr();
 		d->entry_size %= SCRATCH_STRIDE;
-	} else if (cmd == KVREG_IOC_PROCS) {
+	} else if (cmd == KVREG_IOC_PROCS || cmd == KVREG_IOC_CONNS) {
+		/* The two share their layout up to the entries. */
 		p->entries = out_ptr();
 		p->entry_size %= SCRATCH_STRIDE;
 	} else if (cmd == KVREG_IOC_EXPORT) {
@@ -213,6 +214,7 @@ static void one_call(int fd)
 		struct kvreg_stats stats;
 		struct kvreg_budget budget;
 		struct kvreg_procs procs;
+		struct kvreg_conns conns;
 		struct kvreg_abi_version abi;
 		struct kvreg_listen listen;
 		struct kvreg_export export;
@@ -278,12 +280,15 @@ static void one_call(int fd)
 		break;
 	case 8:
 		cmd = PICK(((uint64_t[]){ KVREG_IOC_STATS, KVREG_IOC_ABI_VERSION,
-					  KVREG_IOC_PROCS }));
+					  KVREG_IOC_PROCS, KVREG_IOC_CONNS }));
 		size = cmd == KVREG_IOC_STATS ? sizeof(a.stats) :
 		       cmd == KVREG_IOC_PROCS ? sizeof(a.procs) :
+		       cmd == KVREG_IOC_CONNS ? sizeof(a.conns) :
 		       sizeof(a.abi);
 		a.procs.capacity = rnd() % 8;
-		a.procs.entry_size = sizeof(struct kvreg_proc_info);
+		a.procs.entry_size = cmd == KVREG_IOC_CONNS ?
+				     sizeof(struct kvreg_conn_info) :
+				     sizeof(struct kvreg_proc_info);
 		break;
 	case 10:
 		cmd = KVREG_IOC_LISTEN;

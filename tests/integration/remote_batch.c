@@ -10,46 +10,11 @@
  */
 #include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <time.h>
 
-#include "kvtransfer.h"
+#include "kvexport.h"
 
 #define LEN	(8ULL << 20)
 #define ADDR	"192.0.2.1"
-
-struct ctl {
-	size_t desc_size;
-	uint8_t desc[16384];
-};
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void exporter(struct ctl *c, uint8_t *pool, uint32_t dev, int ack,
-		     int cmd)
-{
-	struct kvreg *kv = kvt_open();
-	struct kvreg_error err;
-	struct kvreg_mr *mr;
-	uint64_t ep;
-	char byte;
-
-	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
-				&mr, &err), &err);
-	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
-	CHECK_OK(kvreg_export(kv, ep, mr, c->desc, sizeof(c->desc),
-			      &c->desc_size, &err), &err);
-	CHECK(write(ack, "e", 1) == 1, "ack");
-	CHECK(read(cmd, &byte, 1) >= 0, "read");
-	kvreg_close(kv);
-	exit(T_PASS);
-}
 
 /* Reap until @want completions came, each once; returns them by user_data. */
 static void reap_all(struct kvreg *kv, unsigned int want, bool *seen,
@@ -144,9 +109,9 @@ static void batch(struct kvreg *kv, struct kvreg_mr *local, uint8_t *mine,
 	for (i = 0; i < count; i++)
 		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local, skew + i * page,
 			      r, skew + i * page, page, i);
-	t = now_s();
+	t = kvt_now();
 	submit_all(kv, ops, count, seen);
-	t = now_s() - t;
+	t = kvt_now() - t;
 	CHECK(kvt_mismatch(pool, skew, count * page, (uint32_t)page, skew) < 0,
 	      "batched WRITE of %u x %llu: pool differs at %lld", count,
 	      (unsigned long long)page,
@@ -175,7 +140,8 @@ int main(void)
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open(), *kv2;
 	struct kvreg_completion comp[4];
-	int ack[2], cmd[2], status;
+	struct kvt_exporter *x;
+	int status;
 	struct kvreg_op ops[300];
 	struct kvreg_remote *r, *r2;
 	struct kvreg_mr *local, *l2;
@@ -183,38 +149,22 @@ int main(void)
 	struct kvreg_error err;
 	unsigned int acc, n, i;
 	uint8_t *pool, *mine;
-	struct ctl *c;
-	char byte;
 	double t0;
-	pid_t pid;
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
 	if (!kvreg_has_feature(kv, KVREG_FEATURE_SUBMIT))
 		kvt_skip("module without KVREG_FEATURE_SUBMIT");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	CHECK(c != MAP_FAILED && pool != MAP_FAILED, "mmap");
+	CHECK(pool != MAP_FAILED, "mmap");
 	mine = kvt_map_anon_scattered(LEN);
 	before = kvt_snap(kv);
-	CHECK(!pipe(ack) && !pipe(cmd), "pipe");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (!pid) {
-		kvreg_close(kv);
-		close(ack[0]);
-		close(cmd[1]);
-		exporter(c, pool, devs[0].index, ack[1], cmd[0]);
-	}
-	close(ack[1]);
-	close(cmd[0]);
-	CHECK(read(ack[0], &byte, 1) == 1, "exporter did not start");
+	x = kvt_exporter_start(kv, pool, LEN, devs[0].index, ADDR);
 
 	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &local, &err), &err);
-	CHECK_OK(kvreg_import(kv, c->desc, c->desc_size, 0, &r, &err), &err);
+	CHECK_OK(kvreg_import(kv, x->desc, x->desc_size, 0, &r, &err), &err);
 	batch(kv, local, mine, r, pool, SZ_4K, 256, 3);
 	batch(kv, local, mine, r, pool, 64 * 1024, 64, SZ_4K + 5);
 	batch(kv, local, mine, r, pool, SZ_2M, 3, 1);
@@ -264,7 +214,7 @@ int main(void)
 			CHECK_OK(kvreg_register(kv2, mine, LEN, KVREG_ACCESS_ALL,
 						1ULL << devs[0].index, &l2,
 						&err), &err);
-			CHECK_OK(kvreg_import(kv2, c->desc, c->desc_size, 0,
+			CHECK_OK(kvreg_import(kv2, x->desc, x->desc_size, 0,
 					      &r2, &err), &err);
 			for (i = 0; i < 64; i++)
 				kvreg_op_prep(&ops[i], KVREG_OP_READ, l2,
@@ -288,9 +238,8 @@ int main(void)
 		kvreg_op_prep(&ops[i], KVREG_OP_READ, local, i * 65536ULL, r,
 			      i * 65536ULL, 65536, i);
 	CHECK_OK(kvreg_submit(kv, ops, 128, &acc, &err), &err);
-	kill(pid, SIGKILL);
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
-	t0 = now_s();
+	kvt_exporter_kill(x);
+	t0 = kvt_now();
 	{
 		struct kvreg_completion big[128];
 		unsigned int got = 0, lost = 0;
@@ -313,8 +262,8 @@ int main(void)
 		}
 		printf("peer killed with %u in flight: all completed in "
 		       "%.1f s, %u with 'connection to the peer lost'\n", acc,
-		       now_s() - t0, lost);
-		CHECK(now_s() - t0 <= 10.5, "took %.1f s", now_s() - t0);
+		       kvt_now() - t0, lost);
+		CHECK(kvt_now() - t0 <= 10.5, "took %.1f s", kvt_now() - t0);
 	}
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, local, &err), &err);

@@ -12,17 +12,11 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
-#include <sys/wait.h>
 
-#include "kvtest.h"
+#include "kvexport.h"
 
 #define LEN	(2 * SZ_2M + 5 * SZ_4K)
 #define ADDR	"192.0.2.1"
-
-struct ctl {
-	size_t desc_size;
-	uint8_t desc[8192];
-};
 
 struct peer {
 	struct rdma_event_channel *ch;
@@ -32,42 +26,21 @@ struct peer {
 	struct ibv_mr *mr;
 };
 
-static struct kvreg_desc_head *head(struct ctl *c)
+static struct kvreg_desc_head *head(struct kvt_exporter *c)
 {
 	return (struct kvreg_desc_head *)c->desc;
 }
 
-static struct kvreg_desc_path *path(struct ctl *c)
+static struct kvreg_desc_path *path(struct kvt_exporter *c)
 {
 	return (struct kvreg_desc_path *)(c->desc + head(c)->head_size);
 }
 
-static struct kvreg_desc_chunk *chunks(struct ctl *c)
+static struct kvreg_desc_chunk *chunks(struct kvt_exporter *c)
 {
 	return (struct kvreg_desc_chunk *)(c->desc + head(c)->head_size +
 					   head(c)->nr_paths *
 					   sizeof(struct kvreg_desc_path));
-}
-
-static void exporter(struct ctl *c, uint8_t *pool, uint32_t dev, int ack,
-		     int cmd)
-{
-	struct kvreg *kv = kvt_open();
-	struct kvreg_error err;
-	struct kvreg_mr *mr;
-	uint64_t ep;
-	char byte;
-
-	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
-				&mr, &err), &err);
-	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
-	CHECK_OK(kvreg_export(kv, ep, mr, c->desc, sizeof(c->desc),
-			      &c->desc_size, &err), &err);
-	CHECK(write(ack, "e", 1) == 1, "ack");
-	/* Until the peer is done (or gone). */
-	CHECK(read(cmd, &byte, 1) >= 0, "read");
-	kvreg_close(kv);
-	exit(T_PASS);
 }
 
 static enum rdma_cm_event_type next_event(struct peer *p,
@@ -88,7 +61,7 @@ static enum rdma_cm_event_type next_event(struct peer *p,
 }
 
 /* Resolve, make a QP, connect with @secret: the event that ends it. */
-static enum rdma_cm_event_type peer_connect(struct peer *p, struct ctl *c,
+static enum rdma_cm_event_type peer_connect(struct peer *p, struct kvt_exporter *c,
 					    const uint8_t *secret,
 					    uint8_t *buf,
 					    struct kvreg_cm_rej *rej)
@@ -147,7 +120,7 @@ static void peer_close(struct peer *p, bool connected)
 }
 
 /* One work request per descriptor chunk, then wait for them all. */
-static void peer_rdma(struct peer *p, struct ctl *c, uint8_t *buf,
+static void peer_rdma(struct peer *p, struct kvt_exporter *c, uint8_t *buf,
 		      enum ibv_wr_opcode op)
 {
 	struct kvreg_desc_chunk *k = chunks(c);
@@ -188,39 +161,22 @@ int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
-	int ack[2], cmd[2], status;
 	struct kvreg_cm_rej rej = { 0 };
 	uint8_t secret[KVREG_SECRET_LEN];
 	struct peer p = { 0 }, q = { 0 };
 	uint8_t *pool, *mine;
-	struct ctl *c;
-	char byte;
-	pid_t pid;
+	struct kvt_exporter *c;
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
 	/* User-space verbs need the uverbs device (built in on debug). */
 	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
 		printf("modprobe ib_uverbs failed: built in, I hope\n");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	CHECK(c != MAP_FAILED && pool != MAP_FAILED, "mmap");
+	CHECK(pool != MAP_FAILED, "mmap");
 	mine = kvt_map_anon(LEN);
-	CHECK(!pipe(ack) && !pipe(cmd), "pipe");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (!pid) {
-		/* The parent's context is the parent's: the child opens its own. */
-		kvreg_close(kv);
-		close(ack[0]);
-		close(cmd[1]);
-		exporter(c, pool, devs[0].index, ack[1], cmd[0]);
-	}
-	close(ack[1]);
-	close(cmd[0]);
-	CHECK(read(ack[0], &byte, 1) == 1, "exporter did not start");
+	c = kvt_exporter_start(kv, pool, LEN, devs[0].index, ADDR);
 	CHECK(head(c)->magic == KVREG_DESC_MAGIC &&
 	      head(c)->version == KVREG_DESC_VERSION, "descriptor");
 	printf("descriptor: %zu bytes, %u chunks, port %u\n", c->desc_size,
@@ -257,9 +213,7 @@ int main(void)
 	       "bytes over %u chunks, checked on both sides\n", LEN,
 	       path(c)->nr_chunks);
 
-	CHECK(write(cmd[1], "q", 1) == 1, "quit");
-	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == T_PASS, "exporter failed");
+	kvt_exporter_stop(c);
 	kvreg_close(kv);
 	return T_PASS;
 }

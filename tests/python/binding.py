@@ -110,6 +110,18 @@ def remote_regions(kv):
                               c.user_data not in done, "completion %r" % c)
                         done[c.user_data] = c
                 check(bytes(pool[:MiB]) == data, "batched WRITE")
+                # The connection, as kvregctl conns shows it: both ends.
+                mine_c = [c for c in kv.conns() if c["kind"] == "active" and
+                          c["pid"] == os.getpid() and
+                          c["peer"] == ("192.0.2.1", ep.port)]
+                check(len(mine_c) == 1 and
+                      mine_c[0]["state"] == "ESTABLISHED" and
+                      mine_c[0]["ops"] == 2 + MiB // 4096 and
+                      mine_c[0]["bytes"] == 2 * MiB + MiB and
+                      mine_c[0]["inflight"] == 0, "conns: %r" % mine_c)
+                check(any(c["kind"] == "endpoint" and
+                          c["local"] == ("192.0.2.1", ep.port)
+                          for c in kv.conns()), "the endpoint is listed")
                 e = expect(kvreg.OutOfRange, kv.transfer_remote,
                            kvreg.OP_WRITE, mmr, 0, r, len(pool) - 1, 2)
                 check(e.errno == errno.ERANGE, "out of range")

@@ -41,6 +41,8 @@ LAYOUT(kvreg_op, KVREG_OP_SIZE_VER0)
 LAYOUT(kvreg_submit, KVREG_SUBMIT_SIZE_VER0)
 LAYOUT(kvreg_completion, KVREG_COMPLETION_SIZE_VER0)
 LAYOUT(kvreg_reap, KVREG_REAP_SIZE_VER0)
+LAYOUT(kvreg_conn_info, KVREG_CONN_INFO_SIZE_VER0)
+LAYOUT(kvreg_conns, KVREG_CONNS_SIZE_VER0)
 /* Wire formats: read by peers that may not share this header's compiler. */
 LAYOUT(kvreg_net_addr, 24)
 LAYOUT(kvreg_desc_head, 48)
@@ -64,6 +66,7 @@ HEAD(kvreg_import)
 HEAD(kvreg_unimport)
 HEAD(kvreg_submit)
 HEAD(kvreg_reap)
+HEAD(kvreg_conns)
 
 /*
  * The record lives outside the struct, pointed at from the same place in
