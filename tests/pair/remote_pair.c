@@ -11,56 +11,10 @@
  *   remote_pair export DIR ADDR
  *   remote_pair import DIR
  */
-#include <time.h>
-
-#include "kvtransfer.h"
+#include "kvpair.h"
 
 #define LEN	(8ULL << 20)
 #define HUGE	(8ULL << 20)
-#define WAIT_S	600
-
-static void put_file(const char *dir, const char *name, const void *data,
-		     size_t size)
-{
-	char tmp[512], path[512];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s/.%s", dir, name);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(tmp, "w");
-	CHECK(f && fwrite(data, 1, size, f) == size && !fclose(f),
-	      "write %s: %s", tmp, strerror(errno));
-	/* Whole or not at all, as the other guest sees it. */
-	CHECK(!rename(tmp, path), "rename %s", path);
-}
-
-static size_t get_file(const char *dir, const char *name, void *data,
-		       size_t cap)
-{
-	char path[512];
-	size_t n = 0;
-	FILE *f = NULL;
-	int i;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	for (i = 0; i < WAIT_S * 10 && !f; i++) {
-		f = fopen(path, "r");
-		if (!f)
-			usleep(100 * 1000);
-	}
-	CHECK(f, "%s never came", path);
-	n = fread(data, 1, cap, f);
-	fclose(f);
-	return n;
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Each pool: the exporter fills it with seed, the importer writes the
  * upper half with seed + 1 at the same offsets. */
@@ -126,12 +80,12 @@ static double move(struct kvreg *kv, struct kvreg_mr *local,
 {
 	uint64_t off, base = op == KVREG_OP_READ ? 0 : len / 2;
 	struct kvreg_error err;
-	double t0 = now_s();
+	double t0 = kvt_now();
 
 	for (off = base; off < base + len / 2; off += page)
 		CHECK_OK(kvreg_transfer_remote(kv, op, local, off, r, off,
 					       page, &err), &err);
-	return now_s() - t0;
+	return kvt_now() - t0;
 }
 
 /* The same in batches of @batch pages: one SUBMIT, then REAP them all. */
@@ -144,7 +98,7 @@ static double move_batched(struct kvreg *kv, struct kvreg_mr *local,
 	struct kvreg_op ops[64];
 	struct kvreg_error err;
 	unsigned int i, n, acc, got;
-	double t0 = now_s();
+	double t0 = kvt_now();
 
 	CHECK(batch <= 64, "batch %u", batch);
 	for (off = base; off < base + len / 2; off += (uint64_t)n * page) {
@@ -169,7 +123,7 @@ static double move_batched(struct kvreg *kv, struct kvreg_mr *local,
 			got += k;
 		}
 	}
-	return now_s() - t0;
+	return kvt_now() - t0;
 }
 
 static void import_pool(struct kvreg *kv, const char *dir, const char *name,

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * The control plane of the tests between two guests (tests/guest/pair.sh):
+ * a directory both share, where a file appears whole or not at all.
+ */
+#ifndef KVPAIR_H
+#define KVPAIR_H
+
+#include "kvtransfer.h"
+
+/* How long a side waits for the other's file before it fails. */
+#define WAIT_S	600
+
+static inline void put_file(const char *dir, const char *name,
+			    const void *data, size_t size)
+{
+	char tmp[512], path[512];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(tmp, "w");
+	CHECK(f && fwrite(data, 1, size, f) == size && !fclose(f),
+	      "write %s: %s", tmp, strerror(errno));
+	/* Whole or not at all, as the other guest sees it. */
+	CHECK(!rename(tmp, path), "rename %s", path);
+}
+
+/* Wait up to @wait_s for the other side's file: a side that failed
+ * writes nothing, and the other must not wait long for it. */
+static inline size_t get_file_within(const char *dir, const char *name,
+				     void *data, size_t cap, int wait_s)
+{
+	char path[512];
+	size_t n = 0;
+	FILE *f = NULL;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (i = 0; i < wait_s * 10 && !f; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			usleep(100 * 1000);
+	}
+	CHECK(f, "%s never came", path);
+	n = fread(data, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+static inline size_t get_file(const char *dir, const char *name,
+			      void *data, size_t cap)
+{
+	return get_file_within(dir, name, data, cap, WAIT_S);
+}
+
+#endif /* KVPAIR_H */
