@@ -29,6 +29,7 @@ guest_wanted() {
 	[ -z "$T" ] && { echo all; return; }
 	for w in $T; do
 		case $1:$w in
+		debug:debug/pair/*) ;;
 		debug:debug/*|trixie:trixie/*) out="$out ${w#*/}" ;;
 		debian:debug/*|debian:trixie/*|debian:pair/*) ;;
 		debian:unit/*|debian:unit-san/*|debian:static/*|debian:dkms/*) ;;
@@ -39,9 +40,10 @@ guest_wanted() {
 	echo $out
 }
 
-# pair_wanted: whether the pair of guests (6.1 exports, 6.12 imports) runs.
+# pair_wanted [debug/]: whether the pair of guests runs: 6.1 exporting
+# to 6.12, or with debug/, the debug kernel with itself.
 pair_wanted() {
-	[ -z "$T" ] || [[ " $T " == *" pair/"* ]]
+	[ -z "$T" ] || [[ " $T " == *" ${1:-}pair/"* ]]
 }
 
 # only_env KIND: what run-tests.sh is told to run in that guest.
@@ -132,19 +134,34 @@ fi
 run static/sparse bash tests/static/sparse.sh "$KVER"
 run static/checkpatch bash tests/static/checkpatch.sh
 
+# The guest work runs in two lanes at a time. A guest runs one test at a
+# time, so most of the time one of its two vCPUs idles: a second lane
+# (another guest, or a host build) gets that CPU. Each lane logs to its
+# own file, printed whole when the stage ends; results append to RESULTS
+# a line at a time. Stage 1: the Debian 12 guest | the Debian 13 chroot
+# and module, and the debug kernel and module. Stage 2: the Debian 13
+# guest | the debug guest. Then the pairs, each two guests already.
+
 # The debug kernel: KASAN, lockdep, kmemleak, KUnit, fault injection.
-echo "=== debug kernel (built once, cached under /var/cache/kvreg)"
-DEBUG_OK=
-if [ -z "$(guest_wanted debug)" ]; then
-	:
-elif DEBUG=$(tests/guest/debug-kernel.sh build); then
+# Writes what later stages need to debug.env.
+debug_build() {
+	local DEBUG DKVER DTREE
+	echo "=== debug kernel (built once, cached under /var/cache/kvreg)"
+	: > "$OUT/debug.env"
+	if [ -z "$(guest_wanted debug)" ] && ! pair_wanted debug/; then
+		return
+	fi
+	if ! DEBUG=$(tests/guest/debug-kernel.sh build); then
+		record FAIL build/debug-kernel
+		return
+	fi
 	read -r DKVER _ DTREE <<< "$DEBUG"
 	if tests/guest/build-module.sh "$DTREE" "$BUILD/kmod/$DKVER" \
 		> "$OUT/debug-build.log" 2>&1 &&
 	   tests/guest/build-module.sh --kunit "$DTREE" \
 		"$BUILD/kunit/$DKVER" >> "$OUT/debug-build.log" 2>&1; then
 		record PASS build/debug-kernel
-		DEBUG_OK=1
+		echo "DEBUG_OK=1 DKVER=$DKVER" > "$OUT/debug.env"
 		# KASAN and lockdep change what W=1 sees: warning-free there too.
 		if grep -E 'warning:' "$OUT/debug-build.log"; then
 			record FAIL build/debug-module-w1-clean
@@ -155,32 +172,28 @@ elif DEBUG=$(tests/guest/debug-kernel.sh build); then
 		cat "$OUT/debug-build.log"
 		record FAIL build/debug-kernel
 	fi
-else
-	record FAIL build/debug-kernel
-fi
-
-if [ -n "$(guest_wanted debian)" ]; then
-	echo "=== guest: Debian $KVER with Soft-RoCE"
-	mkdir -p "$OUT/guest"
-	tests/guest/boot.sh "$OUT/guest" env "$(only_env debian)" sh \
-		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" \
-		"$PWD/$BUILD/kmod/$KVER/kvreg.ko" /kvreg-out/results 2>&1 |
-		tee "$OUT/guest/console.log" || true
-	guest_results "$OUT/guest" guest
-fi
+}
 
 # Debian 13: its 6.12 kernel, built for and tested in a cached chroot.
-TRIXIE_OK=
-{ [ -n "$(guest_wanted trixie)" ] || pair_wanted; } &&
+# Writes trixie.env.
+trixie_build() {
+	local TRIXIE TKVER
+	: > "$OUT/trixie.env"
+	if [ -z "$(guest_wanted trixie)" ] && ! pair_wanted; then
+		return
+	fi
 	echo "=== Debian 13 (chroot cached under /var/cache/kvreg)"
-if [ -z "$(guest_wanted trixie)" ] && ! pair_wanted; then
-	:
-elif TRIXIE=$(tests/guest/trixie.sh prepare 2> "$OUT/trixie-build.log"); then
+	if ! TRIXIE=$(tests/guest/trixie.sh prepare 2> "$OUT/trixie-build.log")
+	then
+		cat "$OUT/trixie-build.log"
+		record FAIL build/trixie-chroot
+		return
+	fi
 	read -r TKVER _ <<< "$TRIXIE"
 	if tests/guest/trixie.sh build . "$BUILD/kmod/$TKVER" \
 		>> "$OUT/trixie-build.log" 2>&1; then
 		record PASS "build/trixie-module"
-		TRIXIE_OK=1
+		echo "TRIXIE_OK=1 TKVER=$TKVER" > "$OUT/trixie.env"
 		if grep -E 'warning:' "$OUT/trixie-build.log"; then
 			record FAIL build/trixie-module-w1-clean
 		else
@@ -190,49 +203,96 @@ elif TRIXIE=$(tests/guest/trixie.sh prepare 2> "$OUT/trixie-build.log"); then
 		cat "$OUT/trixie-build.log"
 		record FAIL build/trixie-module
 	fi
-else
-	cat "$OUT/trixie-build.log"
-	record FAIL build/trixie-chroot
-fi
-if [ -n "$TRIXIE_OK" ] && [ -n "$(guest_wanted trixie)" ]; then
+}
+
+# guest_suite DIR NAME KIND KO [RUN-TESTS ARGS...]: the suite in one guest.
+# A lane shares the CPUs, so a guest gets twice its time alone.
+guest_suite() {
+	local dir=$1 name=$2 kind=$3 ko=$4
+	shift 4
+	mkdir -p "$OUT/$dir"
+	KVREG_KERNEL=$kind KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-2400} \
+		tests/guest/boot.sh "$OUT/$dir" env "$(only_env "$kind")" sh \
+		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" "$ko" \
+		/kvreg-out/results "$@" > "$OUT/$dir/console.log" 2>&1 || true
+	cat "$OUT/$dir/console.log"
+	guest_results "$OUT/$dir" "$name"
+}
+
+debian_guest() {
+	[ -n "$(guest_wanted debian)" ] || return 0
+	echo "=== guest: Debian $KVER with Soft-RoCE"
+	guest_suite guest guest debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko"
+}
+
+trixie_guest() {
+	[ -n "${TRIXIE_OK:-}" ] && [ -n "$(guest_wanted trixie)" ] || return 0
 	echo "=== guest: Debian 13 kernel $TKVER with Soft-RoCE"
-	mkdir -p "$OUT/trixie-guest"
-	KVREG_KERNEL=trixie tests/guest/boot.sh "$OUT/trixie-guest" \
-		env "$(only_env trixie)" sh \
-		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" \
-		"$PWD/$BUILD/kmod/$TKVER/kvreg.ko" /kvreg-out/results trixie \
-		2>&1 | tee "$OUT/trixie-guest/console.log" || true
-	guest_results "$OUT/trixie-guest" trixie/guest
-fi
+	guest_suite trixie-guest trixie/guest trixie \
+		"$PWD/$BUILD/kmod/$TKVER/kvreg.ko" trixie
+}
+
+debug_guest() {
+	[ -n "${DEBUG_OK:-}" ] && [ -n "$(guest_wanted debug)" ] || return 0
+	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
+	GUEST_TIMEOUT=3000 guest_suite debug-guest debug/guest debug \
+		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" debug \
+		"$PWD/$BUILD/kunit/$DKVER/kvreg_kunit.ko"
+}
+
+# lanes NAME FN FN: run the two at once, then print their logs in order.
+lanes() {
+	local stage=$1
+	echo "=== $stage: $2 | $3 (each lane's log follows when both end)"
+	"$2" > "$OUT/$stage-1.log" 2>&1 &
+	"$3" > "$OUT/$stage-2.log" 2>&1 &
+	wait
+	cat "$OUT/$stage-1.log" "$OUT/$stage-2.log"
+}
+
+build_lane() {
+	trixie_build
+	debug_build
+}
+
+lanes stage1 debian_guest build_lane
+# shellcheck disable=SC1091
+. "$OUT/trixie.env"
+# shellcheck disable=SC1091
+. "$OUT/debug.env"
+lanes stage2 trixie_guest debug_guest
+
+# pair_run DIR PREFIX KIND_A KO_A KIND_B KO_B: two guests on one link.
+pair_run() {
+	local dir=$1 prefix=$2 side
+	tests/guest/pair.sh "$OUT/$dir" "$PWD/$BUILD" "$3" "$4" "$5" "$6" \
+		"$prefix" || true
+	for side in a b; do
+		sed -n '/=== \|PASS\|FAIL\|check failed\|exporter\|pool\|desc\|failed\|ok, then/p' \
+			"$OUT/$dir/$side/console.log" | sed 's/^/    /' | head -60
+		guest_results "$OUT/$dir/$side" "${prefix}pair/guest-$side"
+	done
+}
 
 # Two guests on one link: Debian 12's kernel exports, Debian 13's imports,
 # which also proves the wire formats across kernels.
-if [ -n "$TRIXIE_OK" ] && pair_wanted; then
+if [ -n "${TRIXIE_OK:-}" ] && pair_wanted; then
 	echo "=== pair: Debian $KVER exports, Debian 13 $TKVER imports"
-	tests/guest/pair.sh "$OUT/pair" "$PWD/$BUILD" \
-		debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
-		trixie "$PWD/$BUILD/kmod/$TKVER/kvreg.ko" "" || true
-	for side in a b; do
-		sed -n '/=== \|PASS\|FAIL\|check failed\|exporter\|pool\|desc/p' \
-			"$OUT/pair/$side/console.log" | sed 's/^/    /' | head -40
-		guest_results "$OUT/pair/$side" "pair/guest-$side"
-	done
+	pair_run pair "" debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
+		trixie "$PWD/$BUILD/kmod/$TKVER/kvreg.ko"
 	# Throughput between the two, against perftest in the same run.
 	[ -s "$OUT/pair/b/bench.txt" ] &&
 		awk -f tests/bench/pair-ratios.awk "$OUT/pair/b/bench.txt"
 fi
 
-if [ -n "$DEBUG_OK" ]; then
-	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
-	mkdir -p "$OUT/debug-guest"
-	KVREG_KERNEL=debug KVREG_GUEST_TIMEOUT=2400 \
-		tests/guest/boot.sh "$OUT/debug-guest" \
-		env "$(only_env debug)" sh \
-		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" \
-		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" /kvreg-out/results debug \
-		"$PWD/$BUILD/kunit/$DKVER/kvreg_kunit.ko" 2>&1 |
-		tee "$OUT/debug-guest/console.log" || true
-	guest_results "$OUT/debug-guest" debug/guest
+# The debug kernel with itself: KASAN, lockdep and kmemleak on both ends
+# of the same connections. No perftest there: its ratios mean nothing
+# under KASAN.
+if [ -n "${DEBUG_OK:-}" ] && pair_wanted debug/; then
+	echo "=== pair: the debug kernel $DKVER with itself"
+	KVREG_GUEST_TIMEOUT=2400 pair_run debug-pair debug/ \
+		debug "$PWD/$BUILD/kmod/$DKVER/kvreg.ko" \
+		debug "$PWD/$BUILD/kmod/$DKVER/kvreg.ko"
 fi
 
 # A test that exists but did not run fails: in the full run, every

@@ -16,11 +16,12 @@ MIRROR=${KVREG_TRIXIE_MIRROR:-http://deb.debian.org/debian}
 
 # What the 6.12 guest runs: the module build, rxe, the test programs'
 # libraries (librdmacm for the plain-verbs peer), perftest for the pair
-# benchmark, DKMS and udev for the package test, Python for the binding.
+# benchmark, DKMS and udev for the package test (ccache for its second
+# build), Python for the binding.
 PKGS=(linux-headers-amd64 linux-image-amd64 gcc make libc6-dev kmod
       iproute2 busybox-static rdma-core ibverbs-utils ibverbs-providers
       libibverbs-dev librdmacm-dev perftest dkms pkg-config udev python3
-      xz-utils ca-certificates)
+      xz-utils ca-certificates ccache)
 
 # Keyed by the package list, so a changed list makes a new chroot.
 KEY=$(printf '%s\n' trixie "${PKGS[@]}" | sha256sum | cut -c1-16)
