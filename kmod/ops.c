@@ -39,10 +39,9 @@ void kvreg_ops_init(struct kvreg_file *kf)
 /* From the CQ's softirq, or the submitter. Touches no sleeping lock. */
 static void kvreg_op_finish(struct kvreg_op_ctx *op)
 {
+	struct kvreg_conn *conn = op->t.rr->conn;
 	struct kvreg_file *kf = op->kf;
 	unsigned long flags;
-
-	struct kvreg_conn *conn = op->t.rr->conn;
 
 	atomic_add(op->pieces, &conn->submit_free);
 	kvreg_net_count(&conn->entry, op->length, op->status,
