@@ -600,16 +600,22 @@ class Kvreg:
 
     def submit(self, ops):
         """Post [(op, local, local_offset, region, remote_offset, length,
-        user_data), ...] without waiting; returns how many were taken (a
-        full queue takes fewer)."""
+        user_data), ...] without waiting; returns how many were taken. A
+        full queue takes fewer, or none (0): wait for completions (the
+        file is readable then) and submit the rest."""
         arr = (_Op * len(ops))()
         for i, (op, local, loff, region, roff, n, ud) in enumerate(ops):
             arr[i] = _Op(opcode=op, local_handle=local.handle,
                          local_offset=loff, remote=region._handle(),
                          remote_offset=roff, length=n, user_data=ud)
         acc = ctypes.c_uint()
-        self._call(_libkvreg().kvreg_submit, arr, len(ops),
-                   ctypes.byref(acc))
+        err = _Error()
+        ret = _libkvreg().kvreg_submit(self._handle(), arr, len(ops),
+                                       ctypes.byref(acc), ctypes.byref(err))
+        # The C call says EAGAIN when the queue took none: here that is 0.
+        if ret and not (ret == -_errno.EAGAIN and
+                        _CLASSES.get(err.reason) is QueueFull):
+            _raise(ret, err)
         return acc.value
 
     def completions(self, min_complete=0, timeout_ms=0, capacity=64):
