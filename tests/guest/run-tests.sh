@@ -18,7 +18,10 @@ MODE=${4:-debian}
 KUNIT_KO=${5:-}
 PREFIX=
 [ "$MODE" != debian ] && PREFIX=$MODE/
-TEST_TIMEOUT=600
+# A hang's bound, not a test's expected time: make check runs two guests
+# (or a guest and a kernel build) at once, so each gets about half the
+# CPUs, and transfer_large alone takes 330 s under KASAN.
+TEST_TIMEOUT=1200
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
@@ -206,6 +209,9 @@ if [ "$MODE" != debug ]; then
 		export PATH="/usr/lib/ccache:$PATH" CCACHE_DIR=/tmp/kvreg-ccache
 		ccache -z > /dev/null 2>&1 || true
 	fi
+	# A DKMS build is about 300 s alone here, and twice that beside the
+	# debug kernel's build.
+	TEST_TIMEOUT=2400
 	wanted packages/dkms &&
 		run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD"
 	wanted packages/debs &&
