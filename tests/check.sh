@@ -211,7 +211,7 @@ guest_suite() {
 	local dir=$1 name=$2 kind=$3 ko=$4
 	shift 4
 	mkdir -p "$OUT/$dir"
-	KVREG_KERNEL=$kind KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-2400} \
+	KVREG_KERNEL=$kind KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-3300} \
 		tests/guest/boot.sh "$OUT/$dir" env "$(only_env "$kind")" sh \
 		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" "$ko" \
 		/kvreg-out/results "$@" > "$OUT/$dir/console.log" 2>&1 || true
@@ -235,7 +235,7 @@ trixie_guest() {
 debug_guest() {
 	[ -n "${DEBUG_OK:-}" ] && [ -n "$(guest_wanted debug)" ] || return 0
 	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
-	GUEST_TIMEOUT=3000 guest_suite debug-guest debug/guest debug \
+	GUEST_TIMEOUT=3600 guest_suite debug-guest debug/guest debug \
 		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" debug \
 		"$PWD/$BUILD/kunit/$DKVER/kvreg_kunit.ko"
 }
