@@ -251,16 +251,6 @@ struct kvreg_desc {
 };
 
 /*
- * One RDMA CM connection (conn.c), serving one open file: its QP lives
- * in that file's PD on the device the CM routed it through. Active (this
- * file imported a region of the peer, and posts) or passive (accepted on
- * this file's endpoint; the peer posts, this side only responds).
- *
- * Lifetime: a reference for the file's list (passive) or for each remote
- * region (active), one for a queued @close_work. The last put tears the
- * QP down and destroys @cm_id, so it must not come from a CM callback.
- */
-/*
  * An endpoint's or a connection's place on the host-wide list that
  * KVREG_IOC_CONNS reads (net_list.c). Owner and addresses are set before
  * it is listed and never change; the counters are atomic, updated from
@@ -282,6 +272,16 @@ struct kvreg_net_entry {
 	u32 last_wc_status;		/* WRITE_ONCE/READ_ONCE */
 };
 
+/*
+ * One RDMA CM connection (conn.c), serving one open file: its QP lives
+ * in that file's PD on the device the CM routed it through. Active (this
+ * file imported a region of the peer, and posts) or passive (accepted on
+ * this file's endpoint; the peer posts, this side only responds).
+ *
+ * Lifetime: a reference for the file's list (passive) or for each remote
+ * region (active), one for a queued @close_work. The last put tears the
+ * QP down and destroys @cm_id, so it must not come from a CM callback.
+ */
 struct kvreg_conn {
 	struct kref ref;
 	struct kvreg_net_entry entry;
@@ -661,6 +661,13 @@ static inline int kvreg_copy_entry(u64 base, u32 entry_size, u32 i,
 	return 0;
 }
 
+static inline int kvreg_bad_arg(struct kvreg_error *err, u32 argument)
+{
+	kvreg_set_error(err, KVREG_REASON_BAD_ARGUMENT, KVREG_NO_DEVICE_INDEX);
+	err->argument = argument;
+	return -EINVAL;
+}
+
 /*
  * A snapshot of @total entries, the first @n of them in @src (@len bytes
  * each), into the caller's list: @count says how many there were, so a
@@ -676,21 +683,12 @@ static inline int kvreg_copy_list(u64 base, u32 entry_size, u32 *count,
 		if (kvreg_copy_entry(base, entry_size, i,
 				     (const char *)src + i * len, len)) {
 			*count = i;
-			kvreg_set_error(err, KVREG_REASON_BAD_ARGUMENT,
-					KVREG_NO_DEVICE_INDEX);
-			err->argument = KVREG_ARG_POINTER;
+			kvreg_bad_arg(err, KVREG_ARG_POINTER);
 			return -EFAULT;
 		}
 	}
 	*count = total;
 	return 0;
-}
-
-static inline int kvreg_bad_arg(struct kvreg_error *err, u32 argument)
-{
-	kvreg_set_error(err, KVREG_REASON_BAD_ARGUMENT, KVREG_NO_DEVICE_INDEX);
-	err->argument = argument;
-	return -EINVAL;
 }
 
 #endif /* KVREG_H */
