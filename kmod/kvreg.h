@@ -27,6 +27,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+#include "compat.h"
 
 #include "../include/uapi/kvreg.h"
 

@@ -222,15 +222,6 @@ static void kvreg_sg_add(struct kvreg_sg_builder *b, struct page *page,
 	}
 }
 
-/* Bytes of @page's folio from @page to the folio's end. */
-static unsigned long kvreg_folio_tail(struct page *page)
-{
-	struct folio *folio = page_folio(page);
-
-	return (folio_nr_pages(folio) - folio_page_idx(folio, page)) <<
-	       PAGE_SHIFT;
-}
-
 /* hugetlb chunks: 32 MiB of address space, 16 huge pages of 2 MiB. */
 #define KVREG_FOLIO_CHUNK	(KVREG_PIN_CHUNK << PAGE_SHIFT)
 /* Pins one chunk may take: its whole huge pages plus a head and a tail. */
@@ -271,7 +262,7 @@ static int kvreg_pin_folio_chunk(void *ctx, unsigned int chunk)
 		job->bytes[slot + *n] = min(kvreg_folio_tail(*page), end - va);
 		va += job->bytes[slot + (*n)++];
 		/* No longer hugetlb since it was checked: pin page by page. */
-		if (!folio_test_hugetlb(page_folio(*page)))
+		if (!kvreg_page_hugetlb(*page))
 			return -EAGAIN;
 	}
 	return 0;

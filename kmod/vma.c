@@ -6,7 +6,8 @@
  */
 #include <linux/hugetlb.h>
 #include <linux/mm.h>
-#include <linux/shmem_fs.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
 
 #include "kvreg.h"
 
@@ -21,12 +22,16 @@ static int kvreg_vma_refuse(struct kvreg_error *err, u32 reason,
 /*
  * Host memory is anonymous (a private mapping of /dev/zero included: the
  * kernel makes it anonymous but leaves vm_file set), shmem or hugetlbfs.
- * Anything else with a file behind it is page cache.
+ * Anything else with a file behind it is page cache. Every shmem file
+ * (tmpfs, memfd, SysV shm, a shared /dev/zero) lives on a tmpfs
+ * superblock. shmem_mapping() says the same, but on 5.10 it is a function
+ * not exported to modules; the superblock reads alike on every kernel.
  */
 static bool kvreg_vma_is_host_memory(struct vm_area_struct *vma)
 {
 	return vma_is_anonymous(vma) || is_vm_hugetlb_page(vma) ||
-	       (vma->vm_file && shmem_mapping(vma->vm_file->f_mapping));
+	       (vma->vm_file &&
+		vma->vm_file->f_mapping->host->i_sb->s_magic == TMPFS_MAGIC);
 }
 
 int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)

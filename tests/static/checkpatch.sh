@@ -17,4 +17,4 @@ if [ ! -x "$dir/scripts/checkpatch.pl" ]; then
 	mv "$dir.tmp" "$dir"
 fi
 "$dir/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
-	--max-line-length=80 -f kmod/*.c kmod/*.h include/uapi/kvreg.h
+	--max-line-length=80 -f kmod/*.c kmod/*.h kmod/probes/*.c include/uapi/kvreg.h
