@@ -591,17 +591,6 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 	}
 }
 
-/* "EDQUOT", not "Disk quota exceeded": the name is what people search. */
-static const char *kvreg_errno_name(int errnum, char *buf, size_t size)
-{
-	const char *name = strerrorname_np(errnum < 0 ? -errnum : errnum);
-
-	if (name)
-		return name;
-	snprintf(buf, size, "errno %d", errnum < 0 ? -errnum : errnum);
-	return buf;
-}
-
 int kvreg_format_error(const struct kvreg_error *err, int errnum,
 		       char *buf, size_t size)
 {
@@ -617,7 +606,7 @@ int kvreg_format_error(const struct kvreg_error *err, int errnum,
 	/* Unknown to this library: by number, never as another reason. */
 	if (!t)
 		return snprintf(buf, size, "kvreg reason %u (%s)", err->reason,
-				kvreg_errno_name(errnum, name, sizeof(name)));
+				kvreg__errno_name(errnum, name, sizeof(name)));
 	kvreg_format_detail(err, detail, sizeof(detail));
 	if (err->device_index != KVREG_NO_DEVICE_INDEX)
 		snprintf(device, sizeof(device), " on device %u",
@@ -634,6 +623,6 @@ int kvreg_format_error(const struct kvreg_error *err, int errnum,
 		what_to_do = fix;
 	}
 	return snprintf(buf, size, "%s%s%s (%s); %s", t->name, device, detail,
-			kvreg_errno_name(errnum, name, sizeof(name)),
+			kvreg__errno_name(errnum, name, sizeof(name)),
 			what_to_do);
 }

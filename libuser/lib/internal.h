@@ -42,5 +42,7 @@ int kvreg__call(const struct kvreg *kv, unsigned long cmd, void *arg,
 
 /* error.c, exposed for the unit tests of ABI negotiation. */
 int kvreg__check_abi(uint32_t module_abi, struct kvreg_error *err);
+/* The errno's name ("EDQUOT"), or "errno N" written into @buf. */
+const char *kvreg__errno_name(int errnum, char *buf, size_t size);
 
 #endif

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * "EDQUOT", not "Disk quota exceeded": the name is what people search.
+ * glibc names errnos only from 2.32 (strerrorname_np), and Debian 11 has
+ * 2.31, so the library names the ones kvreg, the RDMA core and the
+ * system calls it makes can return, the same on every libc.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+#define KVREG_ERRNO(e) [e] = #e
+static const char *const kvreg_errno_names[] = {
+	KVREG_ERRNO(EPERM), KVREG_ERRNO(ENOENT), KVREG_ERRNO(ESRCH),
+	KVREG_ERRNO(EINTR), KVREG_ERRNO(EIO), KVREG_ERRNO(ENXIO),
+	KVREG_ERRNO(E2BIG), KVREG_ERRNO(EBADF), KVREG_ERRNO(EAGAIN),
+	KVREG_ERRNO(ENOMEM), KVREG_ERRNO(EACCES), KVREG_ERRNO(EFAULT),
+	KVREG_ERRNO(EBUSY), KVREG_ERRNO(EEXIST), KVREG_ERRNO(EXDEV),
+	KVREG_ERRNO(ENODEV), KVREG_ERRNO(EINVAL), KVREG_ERRNO(ENFILE),
+	KVREG_ERRNO(EMFILE), KVREG_ERRNO(ENOTTY), KVREG_ERRNO(EFBIG),
+	KVREG_ERRNO(ENOSPC), KVREG_ERRNO(EROFS), KVREG_ERRNO(EPIPE),
+	KVREG_ERRNO(ERANGE), KVREG_ERRNO(EDEADLK), KVREG_ERRNO(ENOSYS),
+	KVREG_ERRNO(ENOLINK), KVREG_ERRNO(EPROTO), KVREG_ERRNO(EBADMSG),
+	KVREG_ERRNO(EOVERFLOW), KVREG_ERRNO(EILSEQ), KVREG_ERRNO(EMSGSIZE),
+	KVREG_ERRNO(EPROTONOSUPPORT), KVREG_ERRNO(EOPNOTSUPP),
+	KVREG_ERRNO(EAFNOSUPPORT), KVREG_ERRNO(EADDRINUSE),
+	KVREG_ERRNO(EADDRNOTAVAIL), KVREG_ERRNO(ENETDOWN),
+	KVREG_ERRNO(ENETUNREACH), KVREG_ERRNO(ENETRESET),
+	KVREG_ERRNO(ECONNABORTED), KVREG_ERRNO(ECONNRESET),
+	KVREG_ERRNO(ENOBUFS), KVREG_ERRNO(EISCONN), KVREG_ERRNO(ENOTCONN),
+	KVREG_ERRNO(ESHUTDOWN), KVREG_ERRNO(ETIMEDOUT),
+	KVREG_ERRNO(ECONNREFUSED), KVREG_ERRNO(EHOSTDOWN),
+	KVREG_ERRNO(EHOSTUNREACH), KVREG_ERRNO(EALREADY),
+	KVREG_ERRNO(EINPROGRESS), KVREG_ERRNO(ESTALE), KVREG_ERRNO(EDQUOT),
+	KVREG_ERRNO(ECANCELED), KVREG_ERRNO(EOWNERDEAD),
+	KVREG_ERRNO(EREMOTEIO), KVREG_ERRNO(ENOMEDIUM),
+	KVREG_ERRNO(EKEYREVOKED),
+};
+
+const char *kvreg__errno_name(int errnum, char *buf, size_t size)
+{
+	int e = errnum < 0 ? -errnum : errnum;
+
+	if ((size_t)e < sizeof(kvreg_errno_names) / sizeof(kvreg_errno_names[0]) &&
+	    kvreg_errno_names[e])
+		return kvreg_errno_names[e];
+	snprintf(buf, size, "errno %d", e);
+	return buf;
+}
