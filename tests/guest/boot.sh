@@ -5,9 +5,9 @@
 # OUTDIR (host) is writable in the guest at /kvreg-out and receives rc and
 # dmesg.log. Exits with the script's status; 124 when the guest hung.
 # KVREG_KERNEL=debug boots the debug kernel (tests/guest/debug-kernel.sh)
-# instead of Debian's; KVREG_KERNEL=trixie boots Debian 13's kernel with
-# the Debian 13 chroot (tests/guest/trixie.sh) as its root, and the
-# working tree mounted at the same path as on the host.
+# instead of Debian's; KVREG_KERNEL=bullseye, trixie or forky boots that
+# release's kernel with its chroot (tests/guest/chroot.sh) as its root,
+# and the working tree mounted at the same path as on the host.
 # For a pair of guests (tests/guest/pair.sh): KVREG_NET=listen:PORT or
 # connect:PORT gives the guest a virtio-net NIC (MAC KVREG_MAC) on a QEMU
 # socket link on 127.0.0.1, and KVREG_XCHG=DIR a directory both guests
@@ -24,8 +24,8 @@ debug)
 	read -r KVER VMLINUZ _ < <("$HERE/debug-kernel.sh" path)
 	INITRD=$("$HERE/kernel.sh" initrd-builtin)
 	MODDIR=none ;;
-trixie)
-	read -r KVER VMLINUZ INITRD ROOT < <("$HERE/trixie.sh" prepare)
+bullseye|trixie|forky)
+	read -r KVER VMLINUZ INITRD ROOT < <("$HERE/chroot.sh" "$KVREG_KERNEL" prepare)
 	SRC=$(cd "$HERE/../.." && pwd)
 	MODDIR=none ;;
 *)

@@ -8,7 +8,7 @@
 #                       has them built in; prints its path
 #   kernel.sh initrd OUT MODULE_ROOT KVER
 #                       an initramfs with the 9p root's modules of another
-#                       kernel tree (Debian 13's, from tests/guest/trixie.sh)
+#                       kernel tree (a chroot's, from tests/guest/chroot.sh)
 set -euo pipefail
 
 CACHE=${KVREG_CACHE:-/var/cache/kvreg}

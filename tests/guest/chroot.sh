@@ -1,0 +1,258 @@
+#!/bin/bash
+# A Debian release and its kernel, as a cached chroot: Debian 11 (bullseye,
+# 5.10), 13 (trixie, 6.12) or testing (forky, 7.2). Each kernel's headers
+# want their own release's compiler and libc, so the module and the
+# user-space side are built inside the chroot, and that kernel's guest
+# boots with the chroot as its root.
+#   chroot.sh SUITE prepare    make the chroot (once per package list)
+#                              and the initramfs; prints
+#                              "KVER VMLINUZ INITRD ROOT"
+#   chroot.sh SUITE build SRC OUT
+#                              build the module from the tree SRC in the
+#                              chroot, at W=1; the .ko lands in OUT
+#   chroot.sh SUITE user SRC BUILD
+#                              build the library, kvregctl and the tests
+#                              from SRC in the chroot into BUILD (a path
+#                              under SRC, which the guest sees there too)
+#   chroot.sh SUITE dkms-deb DEB_DIR CCACHE
+#                              install the kvreg-dkms package in a
+#                              throwaway overlay of the chroot: DKMS must
+#                              build and install the module for the
+#                              chroot's kernel, and purging must leave
+#                              nothing. Its compiles land in the compiler
+#                              cache CCACHE, which the guest's own DKMS
+#                              builds of the same source then hit
+#   chroot.sh SUITE dkms-tree SRC install|remove
+#                              DKMS from the tree SRC, as the README's
+#                              install section does it, natively in the
+#                              chroot: add, build and install for its
+#                              kernel, so that its guest loads the module
+#                              with a plain modprobe; remove, after the
+#                              guest, which must leave nothing
+#   chroot.sh SUITE run CMD... run a command in the chroot
+# The packages come from the host's own Debian mirror (its apt sources),
+# or from KVREG_MIRROR, so a site mirror or proxy is honoured.
+set -euo pipefail
+
+CACHE=${KVREG_CACHE:-/var/cache/kvreg}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SUITE=${1:-}
+shift || true
+
+case $SUITE in
+bullseye|trixie) SCRIPT= ;;
+# bookworm's debootstrap has no script for forky: testing is made as sid.
+forky) SCRIPT=/usr/share/debootstrap/scripts/sid ;;
+*) echo "chroot.sh: SUITE is bullseye, trixie or forky" >&2; exit 2 ;;
+esac
+
+# What a guest runs: the module build, rxe, the test programs' libraries
+# (librdmacm for the plain-verbs peer), perftest for the pair benchmark,
+# DKMS and udev for the package tests (ccache for their second build),
+# Python for the binding.
+PKGS=(linux-headers-amd64 linux-image-amd64 gcc make libc6-dev kmod
+      iproute2 busybox-static rdma-core ibverbs-utils ibverbs-providers
+      libibverbs-dev librdmacm-dev perftest dkms pkg-config udev python3
+      xz-utils ca-certificates ccache)
+
+# Keyed by the suite and the package list, so a changed list makes a new
+# chroot; the mirror is where the packages come from, not what they are.
+KEY=$(printf '%s\n' "$SUITE" "${PKGS[@]}" | sha256sum | cut -c1-16)
+DIR=$CACHE/$SUITE/$KEY
+ROOT=$DIR/root
+
+# The host's Debian mirror: the URI apt uses for the host's own release.
+mirror() {
+	local codename uri
+	if [ -n "${KVREG_MIRROR:-}" ]; then
+		echo "$KVREG_MIRROR"
+		return
+	fi
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+	      awk -v r="$codename" '$2 == r { print $1; exit }')
+	if [ -z "$uri" ]; then
+		echo "chroot.sh: no apt source for $codename on this host; set KVREG_MIRROR" >&2
+		exit 1
+	fi
+	echo "${uri%/}"
+}
+
+make_chroot() {
+	local tmp=$DIR/root.tmp url proxy
+	url=$(mirror)
+	rm -rf "$tmp"
+	mkdir -p "$DIR"
+	echo "chroot.sh: debootstrap $SUITE from $url" >&2
+	# apt's proxy, if the host has one, serves debootstrap and the chroot.
+	proxy=$(apt-config shell P Acquire::http::Proxy | sed -n "s/^P='\(.*\)'$/\1/p")
+	http_proxy=${http_proxy:-$proxy} debootstrap --variant=minbase "$SUITE" \
+		"$tmp" "$url" $SCRIPT > "$DIR/debootstrap.log" 2>&1 ||
+		{ tail -n 30 "$DIR/debootstrap.log" >&2; exit 1; }
+	# A mirror that serves a snapshot may serve a Release file past its
+	# Valid-Until date (testing's is short-lived); the packages are still
+	# signed and checked.
+	echo 'Acquire::Check-Valid-Until "false";' \
+		> "$tmp/etc/apt/apt.conf.d/90kvreg-valid-until"
+	[ -n "$proxy" ] && printf 'Acquire::http::Proxy "%s";\n' "$proxy" \
+		> "$tmp/etc/apt/apt.conf.d/90kvreg-proxy"
+	# No daemons may start in the chroot while packages install.
+	printf '#!/bin/sh\nexit 101\n' > "$tmp/usr/sbin/policy-rc.d"
+	chmod 0755 "$tmp/usr/sbin/policy-rc.d"
+	in_root "$tmp" apt-get update -qq
+	in_root "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "${PKGS[@]}" > "$DIR/apt.log" 2>&1 ||
+		{ tail -n 30 "$DIR/apt.log" >&2; exit 1; }
+	in_root "$tmp" apt-get clean
+	rm -f "$tmp/usr/sbin/policy-rc.d"
+	mv "$tmp" "$ROOT"
+	# Older chroots of this suite are of no further use.
+	find "$CACHE/$SUITE" -mindepth 1 -maxdepth 1 ! -name "$KEY" \
+		-exec rm -rf {} +
+}
+
+# in_root DIR CMD...: run CMD in the chroot with /proc, /sys and /dev.
+in_root() {
+	local root=$1 rc=0
+	shift
+	mount -t proc proc "$root/proc"
+	mount --rbind /sys "$root/sys"
+	mount --rbind /dev "$root/dev"
+	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		"$@" || rc=$?
+	umount -l "$root/dev" "$root/sys" "$root/proc"
+	return $rc
+}
+
+kver() {
+	local dep
+	dep=$(chroot "$ROOT" dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+	      grep -o 'linux-headers-[0-9][^ ,]*-amd64' | head -n1)
+	echo "${dep#linux-headers-}"
+}
+
+prepare() {
+	local kv init_hash initrd
+	[ -e "$ROOT/usr/bin/make" ] || make_chroot >&2
+	kv=$(kver)
+	# Keyed by the init script and the scripts that pick the modules.
+	init_hash=$(cat "$HERE/initramfs-init" "$HERE/kernel.sh" "$0" |
+		    sha256sum | cut -c1-16)
+	initrd=$DIR/initrd-$init_hash.cpio.gz
+	[ -e "$initrd" ] || "$HERE/kernel.sh" initrd "$initrd" "$ROOT" "$kv"
+	echo "$kv $ROOT/boot/vmlinuz-$kv $initrd $ROOT"
+}
+
+# build SRC OUT: copy the module's sources into the chroot, build there.
+build() {
+	local src=$1 out=$2 kv work
+	prepare > /dev/null
+	kv=$(kver)
+	work=$ROOT/build/kvreg
+	rm -rf "$work"
+	mkdir -p "$work" "$out"
+	cp -r "$src/Kbuild" "$src/dkms.conf" "$src/kmod" "$src/include" "$work/"
+	in_root "$ROOT" make -C "/lib/modules/$kv/build" M=/build/kvreg W=1 \
+		${KVREG_MAKE_FLAGS:-} modules
+	cp "$work/kvreg.ko" "$out/"
+}
+
+# user SRC BUILD: the tree is bind-mounted at its own path in the chroot,
+# so BUILD holds the same paths for the chroot's build and for the guest.
+user() {
+	local src build rc=0
+	src=$(cd "$1" && pwd)
+	build=$2
+	prepare > /dev/null
+	mkdir -p "$ROOT$src"
+	mount --bind "$src" "$ROOT$src"
+	in_root "$ROOT" make -C "$src" -s -j2 BUILD="$build" KVER= lib tools \
+		tests || rc=$?
+	umount "$ROOT$src"
+	return $rc
+}
+
+# dkms-deb DEB_DIR CCACHE: the package's DKMS build, natively.
+dkms_deb() {
+	local debs ccache kv ovl rc=0
+	debs=$(cd "$1" && pwd)
+	ccache=$(mkdir -p "$2" && cd "$2" && pwd)
+	prepare > /dev/null
+	kv=$(kver)
+	dkms_leftovers
+	ovl=$(mktemp -d "$DIR/overlay.XXXXXX")
+	mkdir -p "$ovl"/{upper,work,root}
+	mount -t overlay overlay -o "lowerdir=$ROOT,upperdir=$ovl/upper,workdir=$ovl/work" \
+		"$ovl/root"
+	mkdir -p "$ovl/root/debs" "$ovl/root/ccache"
+	mount --bind "$debs" "$ovl/root/debs"
+	mount --bind "$ccache" "$ovl/root/ccache"
+	# DKMS 2.8 (Debian 11) resets PATH, so the cache comes in as make's
+	# CC, which MAKEFLAGS carries through DKMS to Kbuild.
+	in_root "$ovl/root" env MAKEFLAGS=CC=/usr/lib/ccache/gcc \
+		CCACHE_DIR=/ccache KVER="$kv" sh -euc '
+		dpkg -i /debs/kvreg-dkms_*.deb > /tmp/dpkg.log 2>&1 ||
+			{ cat /tmp/dpkg.log; find /var/lib/dkms -name make.log -exec cat {} +; exit 1; }
+		dkms status kvreg | grep "$KVER" | grep -q ": installed" ||
+			{ dkms status; echo "the package did not build kvreg for $KVER"; exit 1; }
+		ko=$(find "/lib/modules/$KVER" -name "kvreg.ko*" | head -n1)
+		echo "kvreg-dkms built $ko"
+		modinfo -F vermagic "$ko" | grep -q "^$KVER " ||
+			{ echo "vermagic does not match $KVER"; exit 1; }
+		dpkg --purge kvreg-dkms > /tmp/purge.log 2>&1 ||
+			{ cat /tmp/purge.log; exit 1; }
+		if find "/lib/modules/$KVER" /usr/src /var/lib/dkms -name "kvreg*" | grep -q .; then
+			echo "purging kvreg-dkms left files behind"; exit 1
+		fi
+		echo "purged: nothing of kvreg left for $KVER"' || rc=$?
+	umount "$ovl/root/ccache" "$ovl/root/debs" "$ovl/root"
+	rm -rf "$ovl"
+	return $rc
+}
+
+# What an interrupted run's dkms-tree left in the chroot goes first.
+dkms_leftovers() {
+	[ -e "$ROOT/var/lib/dkms/kvreg" ] || [ -n "$(ls -d "$ROOT"/usr/src/kvreg-* 2>/dev/null)" ] ||
+		return 0
+	rm -rf "$ROOT"/usr/src/kvreg-* "$ROOT/var/lib/dkms/kvreg"
+	find "$ROOT/lib/modules/$(kver)" -name 'kvreg.ko*' -delete
+	in_root "$ROOT" depmod "$(kver)"
+}
+
+# dkms-tree SRC install|remove
+dkms_tree() {
+	local src=$1 kv ver
+	prepare > /dev/null
+	kv=$(kver)
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$src/dkms.conf")
+	dkms_leftovers
+	if [ "$2" = remove ]; then
+		if find "$ROOT/lib/modules/$kv" "$ROOT/var/lib/dkms" -name 'kvreg*' |
+		   grep .; then
+			echo "dkms remove left files behind"
+			return 1
+		fi
+		echo "removed: no kvreg module or DKMS tree left for $kv"
+		return 0
+	fi
+	mkdir -p "$ROOT/usr/src/kvreg-$ver"
+	cp -r "$src/Kbuild" "$src/dkms.conf" "$src/kmod" "$src/include" \
+		"$ROOT/usr/src/kvreg-$ver/"
+	in_root "$ROOT" sh -euc "
+		dkms add -m kvreg -v $ver
+		dkms build -m kvreg -v $ver -k $kv > /tmp/dkms-build.log 2>&1 ||
+			{ cat /tmp/dkms-build.log; exit 1; }
+		dkms install -m kvreg -v $ver -k $kv
+		dkms status kvreg"
+}
+
+case "${1:-}" in
+prepare) prepare ;;
+dkms-tree) dkms_tree "$2" "$3" ;;
+dkms-deb) dkms_deb "$2" "$3" ;;
+build) build "$2" "$3" ;;
+user) user "$2" "$3" ;;
+run) shift; prepare > /dev/null; in_root "$ROOT" "$@" ;;
+*) echo "usage: chroot.sh SUITE prepare|build SRC OUT|user SRC BUILD|dkms-deb DEBS CCACHE|dkms-tree SRC install|remove|run CMD..." >&2
+   exit 2 ;;
+esac
