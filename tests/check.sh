@@ -3,7 +3,7 @@
 # guest suite on Debian's kernel; end with "N passed, N failed, N skipped".
 # T="NAME..." (make check T=integration/overlap) runs only the tests named,
 # booting only the guests they need: a name is as the results print it,
-# debug/ and trixie/ prefixes choosing those kernels.
+# debug/, bullseye/, trixie/ and forky/ prefixes choosing those kernels.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -22,16 +22,22 @@ host_wanted() {
 	return 1
 }
 
-# guest_wanted KIND: the names of T that the KIND guest (debian, debug,
-# trixie) runs, without the prefix; "all" for the full run.
+# The releases whose kernels are tested from a chroot of their own
+# (tests/guest/chroot.sh): Debian 13's 6.12 runs the full suite, Debian
+# 11's 5.10 and testing's 7.2 the proof suite (tests/guest/run-tests.sh).
+
+# guest_wanted KIND: the names of T that the KIND guest (debian, debug or
+# a suite) runs, without the prefix; "all" for the full run.
 guest_wanted() {
 	local w out=
 	[ -z "$T" ] && { echo all; return; }
 	for w in $T; do
 		case $1:$w in
 		debug:debug/pair/*) ;;
-		debug:debug/*|trixie:trixie/*) out="$out ${w#*/}" ;;
-		debian:debug/*|debian:trixie/*|debian:pair/*) ;;
+		debug:debug/*|trixie:trixie/*|bullseye:bullseye/*|forky:forky/*)
+			out="$out ${w#*/}" ;;
+		debian:debug/*|debian:trixie/*|debian:bullseye/*|debian:forky/*) ;;
+		debian:pair/*) ;;
 		debian:unit/*|debian:unit-san/*|debian:static/*|debian:dkms/*) ;;
 		debian:deb/*|debian:build/*) ;;
 		debian:*) out="$out $w" ;;
@@ -124,23 +130,30 @@ done
 for t in tests/unit/*.sh; do
 	run "unit/$(basename "$t" .sh)" bash "$t" "$BUILD"
 done
-run dkms/build bash tests/dkms/dkms-build.sh "$KVER"
+# Its compiles fill the compiler cache the Debian 12 guest's DKMS builds
+# of the same source then take their objects from (run-tests.sh).
+run dkms/build env MAKEFLAGS=CC=/usr/lib/ccache/gcc \
+	CCACHE_DIR="$PWD/$BUILD/ccache/$KVER" bash tests/dkms/dkms-build.sh "$KVER"
 # The four packages, which the guests then install; lintian must be clean.
 run deb/build-lintian bash dist/make-deb.sh "$BUILD/deb"
-if [ -n "$T" ] && [[ " $T " == *"packages/debs "* ]]; then
+# The guests' package tests and the releases' kvreg-dkms builds need this
+# tree's packages even when T did not ask for them to be checked.
+if [ -n "$T" ] && ! host_wanted deb/build-lintian; then
 	dist/make-deb.sh "$BUILD/deb" > "$OUT/deb.log" 2>&1 ||
 		{ cat "$OUT/deb.log"; record FAIL deb/build; }
 fi
-run static/sparse bash tests/static/sparse.sh "$KVER"
+ls "$BUILD"/deb/kvreg-dkms_*.deb > "$OUT/deb.ok" 2>/dev/null
+run static/sparse bash tests/static/sparse.sh "$KVER" "$BUILD"
 run static/checkpatch bash tests/static/checkpatch.sh
 
 # The guest work runs in two lanes at a time. A guest runs one test at a
 # time, so most of the time one of its two vCPUs idles: a second lane
 # (another guest, or a host build) gets that CPU. Each lane logs to its
 # own file, printed whole when the stage ends; results append to RESULTS
-# a line at a time. One lane: the Debian 12 guest, then the Debian 13
-# guest. The other: the Debian 13 chroot and module, the debug kernel and
-# module, then the debug guest. Then the pairs, each two guests already.
+# a line at a time. One lane: the debug kernel and its guest, then Debian
+# 11's and testing's chroots, builds and guests. The other: the Debian 12
+# guest, then Debian 13's chroot, builds and guest. Then the pairs, each
+# two guests.
 
 # The debug kernel: KASAN, lockdep, kmemleak, KUnit, fault injection.
 # Writes what later stages need to debug.env.
@@ -174,46 +187,82 @@ debug_build() {
 	fi
 }
 
-# Debian 13: its 6.12 kernel, built for and tested in a cached chroot.
-# Writes trixie.env.
-trixie_build() {
-	local TRIXIE TKVER
-	: > "$OUT/trixie.env"
-	if [ -z "$(guest_wanted trixie)" ] && ! pair_wanted; then
+# suite_build SUITE: the release's chroot (cached), then natively in it:
+# the module at W=1 with the release's compiler, the library, kvregctl
+# and the tests against its libc and rdma-core, and the kvreg-dkms
+# package's DKMS build for its kernel (which fills the compiler cache its
+# guest's DKMS builds then hit). Writes SUITE.env: OK=1 KVER=... .
+suite_build() {
+	local suite=$1 info kv log=$OUT/$1-build.log
+	: > "$OUT/$suite.env"
+	if [ -z "$(guest_wanted "$suite")" ] &&
+	   { [ "$suite" != trixie ] || ! pair_wanted; }; then
 		return
 	fi
-	echo "=== Debian 13 (chroot cached under /var/cache/kvreg)"
-	if ! TRIXIE=$(tests/guest/trixie.sh prepare 2> "$OUT/trixie-build.log")
-	then
-		cat "$OUT/trixie-build.log"
-		record FAIL build/trixie-chroot
+	echo "=== $suite: chroot (cached under /var/cache/kvreg) and builds"
+	if ! info=$(tests/guest/chroot.sh "$suite" prepare 2> "$log"); then
+		cat "$log"
+		record FAIL "build/$suite-chroot"
 		return
 	fi
-	read -r TKVER _ <<< "$TRIXIE"
-	if tests/guest/trixie.sh build . "$BUILD/kmod/$TKVER" \
-		>> "$OUT/trixie-build.log" 2>&1; then
-		record PASS "build/trixie-module"
-		echo "TRIXIE_OK=1 TKVER=$TKVER" > "$OUT/trixie.env"
-		if grep -E 'warning:' "$OUT/trixie-build.log"; then
-			record FAIL build/trixie-module-w1-clean
-		else
-			record PASS build/trixie-module-w1-clean
-		fi
+	read -r kv _ <<< "$info"
+	if ! tests/guest/chroot.sh "$suite" build . "$BUILD/kmod/$kv" \
+		>> "$log" 2>&1; then
+		cat "$log"
+		record FAIL "build/$suite-module"
+		return
+	fi
+	record PASS "build/$suite-module"
+	if grep -E 'warning:' "$log"; then
+		record FAIL "build/$suite-module-w1-clean"
 	else
-		cat "$OUT/trixie-build.log"
-		record FAIL build/trixie-module
+		record PASS "build/$suite-module-w1-clean"
 	fi
+	if ! tests/guest/chroot.sh "$suite" user . "$PWD/$BUILD/$suite" \
+		> "$OUT/$suite-user.log" 2>&1; then
+		cat "$OUT/$suite-user.log"
+		record FAIL "build/$suite-user"
+		return
+	fi
+	record PASS "build/$suite-user"
+	if [ -s "$OUT/deb.ok" ] &&
+	   tests/guest/chroot.sh "$suite" dkms-deb "$BUILD/deb" \
+		"$BUILD/ccache/$suite" > "$OUT/$suite-dkms.log" 2>&1; then
+		sed 's/^/    /' "$OUT/$suite-dkms.log"
+		record PASS "deb/$suite-dkms"
+	else
+		cat "$OUT/$suite-dkms.log" 2>/dev/null
+		record FAIL "deb/$suite-dkms"
+	fi
+	# 5.10 and 7.2: DKMS from the tree natively, loaded in the guest;
+	# after the package's build, whose purge must find nothing of it.
+	case $suite in
+	bullseye|forky)
+		if tests/guest/chroot.sh "$suite" dkms-tree . install \
+			> "$OUT/$suite-dkms-tree.log" 2>&1; then
+			record PASS "build/$suite-dkms-tree"
+		else
+			cat "$OUT/$suite-dkms-tree.log"
+			record FAIL "build/$suite-dkms-tree"
+		fi ;;
+	esac
+	echo "OK=1 KVER=$kv" > "$OUT/$suite.env"
 }
 
-# guest_suite DIR NAME KIND KO [RUN-TESTS ARGS...]: the suite in one guest.
-# A lane shares the CPUs, so a guest gets twice its time alone.
+# guest_suite DIR NAME KIND KO BUILD [RUN-TESTS ARGS...]: the suite in one
+# guest, with the tests and library of BUILD. A lane shares the CPUs, so
+# a guest gets twice its time alone.
 guest_suite() {
-	local dir=$1 name=$2 kind=$3 ko=$4
-	shift 4
+	local dir=$1 name=$2 kind=$3 ko=$4 build=$5 seed
+	shift 5
 	mkdir -p "$OUT/$dir"
+	seed=$PWD/$BUILD/ccache/$kind
+	[ "$kind" = debian ] && seed=$PWD/$BUILD/ccache/$KVER
 	KVREG_KERNEL=$kind KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-3300} \
-		tests/guest/boot.sh "$OUT/$dir" env "$(only_env "$kind")" sh \
-		"$PWD/tests/guest/run-tests.sh" "$PWD/$BUILD" "$ko" \
+		tests/guest/boot.sh "$OUT/$dir" env "$(only_env "$kind")" \
+		KVREG_CCACHE="$seed" KVREG_DEBS="$PWD/$BUILD/deb" \
+		KVREG_DKMS_INSTALLED="${DKMS_INSTALLED:-}" sh \
+		"$PWD/tests/guest/run-tests.sh" "$build" "$ko" \
 		/kvreg-out/results "$@" > "$OUT/$dir/console.log" 2>&1 || true
 	cat "$OUT/$dir/console.log"
 	guest_results "$OUT/$dir" "$name"
@@ -222,21 +271,37 @@ guest_suite() {
 debian_guest() {
 	[ -n "$(guest_wanted debian)" ] || return 0
 	echo "=== guest: Debian $KVER with Soft-RoCE"
-	guest_suite guest guest debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko"
+	guest_suite guest guest debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
+		"$PWD/$BUILD"
 }
 
-trixie_guest() {
-	[ -n "${TRIXIE_OK:-}" ] && [ -n "$(guest_wanted trixie)" ] || return 0
-	echo "=== guest: Debian 13 kernel $TKVER with Soft-RoCE"
-	guest_suite trixie-guest trixie/guest trixie \
-		"$PWD/$BUILD/kmod/$TKVER/kvreg.ko" trixie
+# suite_guest SUITE: its kernel, with its chroot as the root and the
+# library and tests built there. On 5.10 and 7.2 the module DKMS built
+# natively is removed after the guest loaded it, leaving nothing.
+suite_guest() {
+	local OK= KVER= DKMS_INSTALLED=
+	# shellcheck disable=SC1090
+	. "$OUT/$1.env"
+	[ -n "$OK" ] && [ -n "$(guest_wanted "$1")" ] || return 0
+	case $1 in bullseye|forky) DKMS_INSTALLED=1 ;; esac
+	echo "=== guest: $1's kernel $KVER with Soft-RoCE"
+	guest_suite "$1-guest" "$1/guest" "$1" \
+		"$PWD/$BUILD/kmod/$KVER/kvreg.ko" "$PWD/$BUILD/$1" "$1"
+	[ -n "$DKMS_INSTALLED" ] || return 0
+	if tests/guest/chroot.sh "$1" dkms-tree . remove \
+		> "$OUT/$1-dkms-remove.log" 2>&1; then
+		record PASS "$1/packages/dkms-remove"
+	else
+		cat "$OUT/$1-dkms-remove.log"
+		record FAIL "$1/packages/dkms-remove"
+	fi
 }
 
 debug_guest() {
 	[ -n "${DEBUG_OK:-}" ] && [ -n "$(guest_wanted debug)" ] || return 0
 	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
 	GUEST_TIMEOUT=3600 guest_suite debug-guest debug/guest debug \
-		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" debug \
+		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" "$PWD/$BUILD" debug \
 		"$PWD/$BUILD/kunit/$DKVER/kvreg_kunit.ko"
 }
 
@@ -250,35 +315,33 @@ lanes() {
 	cat "$OUT/$stage-1.log" "$OUT/$stage-2.log"
 }
 
-# No barrier between the stages of a lane: a barrier left one lane idle
-# for 13 minutes in the empty-cache run while the other finished.
+# Debian 13, with the full suite, follows Debian 12 in the guest lane;
+# 5.10 and 7.2, with the proof suite, follow the debug guest.
 guest_lane() {
-	local i
 	debian_guest
-	# The Debian 13 guest needs the other lane's chroot and module.
-	for i in $(seq 720); do
-		[ -e "$OUT/trixie.done" ] && break
-		sleep 5
-	done
-	# shellcheck disable=SC1091
-	. "$OUT/trixie.env"
-	trixie_guest
+	suite_build trixie
+	suite_guest trixie
 }
 
-build_lane() {
-	trixie_build
-	touch "$OUT/trixie.done"
+debug_lane() {
+	local suite
 	debug_build
 	# shellcheck disable=SC1091
 	. "$OUT/debug.env"
 	debug_guest
+	for suite in bullseye forky; do
+		suite_build "$suite"
+		suite_guest "$suite"
+	done
 }
 
-lanes guests guest_lane build_lane
-# shellcheck disable=SC1091
-. "$OUT/trixie.env"
+lanes guests guest_lane debug_lane
 # shellcheck disable=SC1091
 . "$OUT/debug.env"
+# Debian 13's kernel, for the pair; empty when its chroot or module failed.
+# shellcheck disable=SC1091
+TKVER=$(OK= KVER=; . "$OUT/trixie.env"; echo "${OK:+$KVER}")
+TRIXIE_OK=${TKVER:+1}
 
 # pair_run DIR PREFIX KIND_A KO_A KIND_B KO_B: two guests on one link.
 pair_run() {

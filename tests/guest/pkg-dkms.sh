@@ -3,10 +3,15 @@
 # it. dkms add, build and install for the running kernel, a plain
 # `modprobe kvreg` from where DKMS put it, a registration that moves
 # bytes, then modprobe -r and dkms remove, which must leave nothing.
-#   pkg-dkms.sh SRC BUILD
+#   pkg-dkms.sh SRC BUILD [installed]
+# "installed": the host already ran DKMS's add, build and install for
+# this kernel natively in the release's chroot, which is this guest's
+# root, and removes it after the guest (tests/guest/chroot.sh dkms-tree):
+# here, DKMS must list it as installed and a plain modprobe must load it.
 set -eu
 SRC=$1
 BUILD=$2
+INSTALLED=${3:-}
 KVER=$(uname -r)
 VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$SRC/dkms.conf")
 step() { echo "--- $*"; }
@@ -16,16 +21,20 @@ step() { echo "--- $*"; }
 [ -e "/lib/modules/$KVER/build" ] ||
 	ln -s "/usr/src/linux-headers-$KVER" "/lib/modules/$KVER/build"
 
-step "dkms add/build/install kvreg/$VERSION for $KVER"
-rm -rf "/usr/src/kvreg-$VERSION"
-mkdir -p "/usr/src/kvreg-$VERSION"
-cp -r "$SRC/Kbuild" "$SRC/dkms.conf" "$SRC/kmod" "$SRC/include" \
-	"/usr/src/kvreg-$VERSION/"
-dkms add -m kvreg -v "$VERSION"
-dkms build -m kvreg -v "$VERSION" -k "$KVER" > /tmp/dkms-build.log 2>&1 ||
-	{ cat /tmp/dkms-build.log; find /var/lib/dkms -name make.log -exec cat {} +; exit 1; }
-dkms install -m kvreg -v "$VERSION" -k "$KVER"
-dkms status kvreg | grep -q "kvreg/$VERSION, $KVER, .*: installed" ||
+if [ -z "$INSTALLED" ]; then
+	step "dkms add/build/install kvreg/$VERSION for $KVER"
+	rm -rf "/usr/src/kvreg-$VERSION"
+	mkdir -p "/usr/src/kvreg-$VERSION"
+	cp -r "$SRC/Kbuild" "$SRC/dkms.conf" "$SRC/kmod" "$SRC/include" \
+		"/usr/src/kvreg-$VERSION/"
+	dkms add -m kvreg -v "$VERSION"
+	dkms build -m kvreg -v "$VERSION" -k "$KVER" > /tmp/dkms-build.log 2>&1 ||
+		{ cat /tmp/dkms-build.log; find /var/lib/dkms -name make.log -exec cat {} +; exit 1; }
+	dkms install -m kvreg -v "$VERSION" -k "$KVER"
+fi
+step "dkms status: kvreg/$VERSION installed for $KVER"
+# "kvreg/0.1.0, KVER, ..." from DKMS 3; "kvreg, 0.1.0, KVER, ..." from 2.8.
+dkms status kvreg | grep -Eq "^kvreg(/|, )$VERSION, $KVER, .*: installed" ||
 	{ dkms status; echo "dkms does not list kvreg as installed"; exit 1; }
 
 step "modprobe kvreg"
@@ -49,6 +58,11 @@ echo "modinfo documents: $(ls /sys/module/kvreg/parameters | xargs)"
 	{ cat /tmp/xfer.log; exit 1; }
 echo "a registration through DKMS's module moved its bytes"
 
+if [ -n "$INSTALLED" ]; then
+	step "modprobe -r kvreg (the host removes the DKMS tree)"
+	modprobe -r kvreg
+	exit 0
+fi
 step "modprobe -r kvreg; dkms remove"
 modprobe -r kvreg
 dkms remove -m kvreg -v "$VERSION" --all

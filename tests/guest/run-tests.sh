@@ -4,12 +4,18 @@
 # "SKIP name") goes to RESULTS. Like liburing's runner, each test is
 # preceded by a marker in the kernel log, and a test whose slice of the log
 # shows a warning, oops or BUG fails whatever its exit status.
-#   run-tests.sh BUILD_DIR KO RESULTS [debug KUNIT_KO | trixie]
+#   run-tests.sh BUILD_DIR KO RESULTS [debug KUNIT_KO | bullseye | trixie | forky]
 # KVREG_ONLY="NAME..." runs only those tests (make check T=NAME).
 # In debug mode (the debug kernel: KASAN, lockdep, kmemleak, fault
 # injection) it also runs the KUnit suite, fault injection, the fuzzer and
-# a kmemleak scan, and prefixes every result with "debug/". On Debian 13's
-# kernel the results are prefixed "trixie/".
+# a kmemleak scan, and prefixes every result with "debug/". On another
+# release's kernel the results are prefixed with its name ("trixie/").
+# Debian 11's 5.10 and testing's 7.2 run the proof suite (PROOF) unless
+# KVREG_ONLY names tests. KVREG_DKMS_INSTALLED=1: the host ran DKMS from
+# the tree natively in this guest's root (pkg-dkms.sh). KVREG_CCACHE is a compiler cache the host filled
+# with this kernel's DKMS build of the same source: the package tests'
+# DKMS builds take their objects from it instead of compiling for minutes
+# under emulation, and still run every DKMS and Kbuild step.
 BUILD=$1
 KO=$2
 RESULTS=$3
@@ -18,6 +24,20 @@ MODE=${4:-debian}
 KUNIT_KO=${5:-}
 PREFIX=
 [ "$MODE" != debian ] && PREFIX=$MODE/
+# What proves the mission on the kernels at either end of the range:
+# registration and transfers on 4 KiB, hugetlb and THP memory with bytes
+# checked, two devices, rollback, revoked keys, kill -9, device removal,
+# budgets, memlock, the memory kinds, overlap, the library from Python, and
+# DKMS from the tree with a plain modprobe.
+PROOF="integration/module_not_loaded integration/transfer_4k
+       integration/transfer_hugetlb integration/transfer_thp
+       integration/multi_device integration/rollback integration/revoked_keys
+       integration/kill9 integration/device_removal integration/budget_bytes
+       integration/budget_mrs integration/memlock integration/memory_kinds
+       integration/overlap python/binding packages/dkms"
+case $MODE in
+bullseye|forky) [ -z "${KVREG_ONLY:-}" ] && KVREG_ONLY=$(echo $PROOF) ;;
+esac
 # A hang's bound, not a test's expected time: make check runs two guests
 # (or a guest and a kernel build) at once, so each gets about half the
 # CPUs, and transfer_large alone takes 330 s under KASAN.
@@ -206,16 +226,21 @@ fi
 # a compiler cache and still runs every DKMS and Kbuild step.
 if [ "$MODE" != debug ]; then
 	if [ -d /usr/lib/ccache ]; then
-		export PATH="/usr/lib/ccache:$PATH" CCACHE_DIR=/tmp/kvreg-ccache
+		# As make's CC, which MAKEFLAGS carries through DKMS (2.8
+		# resets PATH) to Kbuild.
+		export MAKEFLAGS=CC=/usr/lib/ccache/gcc CCACHE_DIR=/tmp/kvreg-ccache
+		[ -d "${KVREG_CCACHE:-}" ] && cp -r "$KVREG_CCACHE" "$CCACHE_DIR"
 		ccache -z > /dev/null 2>&1 || true
 	fi
-	# A DKMS build is about 300 s alone here, and twice that beside the
-	# debug kernel's build.
+	# A DKMS build that misses the cache is about 300 s alone here, and
+	# twice that beside the debug kernel's build.
 	TEST_TIMEOUT=2400
 	wanted packages/dkms &&
-		run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD"
+		run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD" \
+			${KVREG_DKMS_INSTALLED:+installed}
 	wanted packages/debs &&
-		run_test packages/debs "$HERE/pkg-debs.sh" "$BUILD/deb" "$SRC"
+		run_test packages/debs "$HERE/pkg-debs.sh" \
+			"${KVREG_DEBS:-$BUILD/deb}" "$SRC"
 	command -v ccache > /dev/null && ccache -s 2>/dev/null | sed -n \
 		's/^ *\(Hits\|Misses\|cache hit\|cache miss\)/    ccache: \1/p'
 fi
