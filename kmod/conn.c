@@ -689,7 +689,11 @@ void kvreg_conns_release(struct kvreg_file *kf)
 
 int kvreg_conn_init(void)
 {
-	kvreg_conn_wq = alloc_workqueue("kvreg_conn", 0, 0);
+	/*
+	 * Unbound: its work (connect, teardown) has no CPU to stay near,
+	 * and 7.2 warns at a workqueue that names neither kind.
+	 */
+	kvreg_conn_wq = alloc_workqueue("kvreg_conn", WQ_UNBOUND, 0);
 	return kvreg_conn_wq ? 0 : -ENOMEM;
 }
 
