@@ -205,7 +205,14 @@ dkms_deb() {
 			echo "purging kvreg-dkms left files behind"; exit 1
 		fi
 		echo "purged: nothing of kvreg left for $KVER"' || rc=$?
-	umount "$ovl/root/ccache" "$ovl/root/debs" "$ovl/root"
+	umount "$ovl/root/ccache" "$ovl/root/debs"
+	# in_root's lazy unmounts of /dev and /sys can hold the overlay busy
+	# for a moment after the chroot's last process is gone.
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		umount "$ovl/root" 2> /dev/null && break
+		sleep 1
+	done
+	mountpoint -q "$ovl/root" && umount -l "$ovl/root"
 	rm -rf "$ovl"
 	return $rc
 }

@@ -34,7 +34,9 @@ if [ -z "$INSTALLED" ]; then
 fi
 step "dkms status: kvreg/$VERSION installed for $KVER"
 # "kvreg/0.1.0, KVER, ..." from DKMS 3; "kvreg, 0.1.0, KVER, ..." from 2.8.
-dkms status kvreg | grep -Eq "^kvreg(/|, )$VERSION, $KVER, .*: installed" ||
+# KVER as a fixed string: 7.2's has a "+".
+dkms status kvreg | grep -F ", $KVER, " | grep -F ": installed" |
+	grep -Eq "^kvreg(/|, )$VERSION," ||
 	{ dkms status; echo "dkms does not list kvreg as installed"; exit 1; }
 
 step "modprobe kvreg"
