@@ -187,6 +187,20 @@ debug_build() {
 	fi
 }
 
+# recorded NAME LOG CMD...: a host step, its output in LOG; PASS, or FAIL
+# with the log shown (and status 1).
+recorded() {
+	local name=$1 log=$2
+	shift 2
+	if "$@" > "$log" 2>&1; then
+		record PASS "$name"
+		return 0
+	fi
+	cat "$log"
+	record FAIL "$name"
+	return 1
+}
+
 # suite_build SUITE: the release's chroot (cached), then natively in it:
 # the module at W=1 with the release's compiler, the library, kvregctl
 # and the tests against its libc and rdma-core, and the kvreg-dkms
@@ -218,13 +232,8 @@ suite_build() {
 	else
 		record PASS "build/$suite-module-w1-clean"
 	fi
-	if ! tests/guest/chroot.sh "$suite" user . "$PWD/$BUILD/$suite" \
-		> "$OUT/$suite-user.log" 2>&1; then
-		cat "$OUT/$suite-user.log"
-		record FAIL "build/$suite-user"
-		return
-	fi
-	record PASS "build/$suite-user"
+	recorded "build/$suite-user" "$OUT/$suite-user.log" \
+		tests/guest/chroot.sh "$suite" user . "$PWD/$BUILD/$suite" || return
 	if [ -s "$OUT/deb.ok" ] &&
 	   tests/guest/chroot.sh "$suite" dkms-deb "$BUILD/deb" \
 		"$BUILD/ccache/$suite" > "$OUT/$suite-dkms.log" 2>&1; then
@@ -238,13 +247,8 @@ suite_build() {
 	# after the package's build, whose purge must find nothing of it.
 	case $suite in
 	bullseye|forky)
-		if tests/guest/chroot.sh "$suite" dkms-tree . install \
-			> "$OUT/$suite-dkms-tree.log" 2>&1; then
-			record PASS "build/$suite-dkms-tree"
-		else
-			cat "$OUT/$suite-dkms-tree.log"
-			record FAIL "build/$suite-dkms-tree"
-		fi ;;
+		recorded "build/$suite-dkms-tree" "$OUT/$suite-dkms-tree.log" \
+			tests/guest/chroot.sh "$suite" dkms-tree . install ;;
 	esac
 	echo "OK=1 KVER=$kv" > "$OUT/$suite.env"
 }
@@ -288,13 +292,8 @@ suite_guest() {
 	guest_suite "$1-guest" "$1/guest" "$1" \
 		"$PWD/$BUILD/kmod/$KVER/kvreg.ko" "$PWD/$BUILD/$1" "$1"
 	[ -n "$DKMS_INSTALLED" ] || return 0
-	if tests/guest/chroot.sh "$1" dkms-tree . remove \
-		> "$OUT/$1-dkms-remove.log" 2>&1; then
-		record PASS "$1/packages/dkms-remove"
-	else
-		cat "$OUT/$1-dkms-remove.log"
-		record FAIL "$1/packages/dkms-remove"
-	fi
+	recorded "$1/packages/dkms-remove" "$OUT/$1-dkms-remove.log" \
+		tests/guest/chroot.sh "$1" dkms-tree . remove
 }
 
 debug_guest() {
