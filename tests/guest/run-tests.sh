@@ -12,10 +12,9 @@
 # release's kernel the results are prefixed with its name ("trixie/").
 # Debian 11's 5.10 and testing's 7.2 run the proof suite (PROOF) unless
 # KVREG_ONLY names tests. KVREG_DKMS_INSTALLED=1: the host ran DKMS from
-# the tree natively in this guest's root (pkg-dkms.sh). KVREG_CCACHE is a compiler cache the host filled
-# with this kernel's DKMS build of the same source: the package tests'
-# DKMS builds take their objects from it instead of compiling for minutes
-# under emulation, and still run every DKMS and Kbuild step.
+# the tree natively in this guest's root (pkg-dkms.sh). KVREG_CCACHE: the
+# compiler cache of the host's native DKMS build for this kernel, which
+# the package tests' DKMS builds start from. KVREG_DEBS: the packages.
 BUILD=$1
 KO=$2
 RESULTS=$3
@@ -221,9 +220,10 @@ fi
 # Installed as users install it: DKMS from the tree, then the Debian
 # packages (a Debian kernel only: the debug kernel has no packaged headers).
 # Both build the same module from the same source with the same compiler
-# for this kernel, through DKMS, in the same directory: under emulation a
-# compile is minutes, so the second build takes the first's objects from
-# a compiler cache and still runs every DKMS and Kbuild step.
+# for this kernel, through DKMS, in the same directory as the host's
+# native DKMS build of it did: under emulation a compile is minutes, so
+# both take their objects from the compiler cache that build filled
+# (KVREG_CCACHE), and still run every DKMS and Kbuild step.
 if [ "$MODE" != debug ]; then
 	if [ -d /usr/lib/ccache ]; then
 		# As make's CC, which MAKEFLAGS carries through DKMS (2.8
@@ -232,8 +232,9 @@ if [ "$MODE" != debug ]; then
 		[ -d "${KVREG_CCACHE:-}" ] && cp -r "$KVREG_CCACHE" "$CCACHE_DIR"
 		ccache -z > /dev/null 2>&1 || true
 	fi
-	# A DKMS build that misses the cache is about 300 s alone here, and
-	# twice that beside the debug kernel's build.
+	# A DKMS build takes about 5 minutes here even when every compile
+	# comes from the cache, and several times that beside other guests
+	# or the debug kernel's build.
 	TEST_TIMEOUT=2400
 	wanted packages/dkms &&
 		run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD" \
