@@ -193,7 +193,7 @@ dkms_deb() {
 		CCACHE_DIR=/ccache KVER="$kv" sh -euc '
 		dpkg -i /debs/kvreg-dkms_*.deb > /tmp/dpkg.log 2>&1 ||
 			{ cat /tmp/dpkg.log; find /var/lib/dkms -name make.log -exec cat {} +; exit 1; }
-		dkms status kvreg | grep "$KVER" | grep -q ": installed" ||
+		dkms status kvreg | grep -F ", $KVER, " | grep -q ": installed" ||
 			{ dkms status; echo "the package did not build kvreg for $KVER"; exit 1; }
 		ko=$(find "/lib/modules/$KVER" -name "kvreg.ko*" | head -n1)
 		echo "kvreg-dkms built $ko"
