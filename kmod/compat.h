@@ -6,7 +6,11 @@
  * time, answered in kvreg_probes.h as KVREG_HAVE_NAME), never by a version
  * number: distributions backport, and a version says nothing about them.
  * The rest of kvreg is written against the newest interfaces; the stand-ins
- * below give the older kernels the same ones.
+ * below give the older kernels the same ones. Where one form works on
+ * every kernel, kvreg uses it and needs no probe: shmem is told by its
+ * superblock (vma.c: shmem_mapping() is unexported on 5.10), and the
+ * connection workqueue is unbound (conn.c: 7.2 warns at one that names
+ * no kind).
  */
 #ifndef KVREG_COMPAT_H
 #define KVREG_COMPAT_H
