@@ -179,7 +179,7 @@ dkms_deb() {
 	ccache=$(mkdir -p "$2" && cd "$2" && pwd)
 	prepare > /dev/null
 	kv=$(kver)
-	dkms_leftovers
+	dkms_leftovers "$kv"
 	ovl=$(mktemp -d "$DIR/overlay.XXXXXX")
 	mkdir -p "$ovl"/{upper,work,root}
 	mount -t overlay overlay -o "lowerdir=$ROOT,upperdir=$ovl/upper,workdir=$ovl/work" \
@@ -217,13 +217,14 @@ dkms_deb() {
 	return $rc
 }
 
-# What an interrupted run's dkms-tree left in the chroot goes first.
+# dkms_leftovers KVER: what an interrupted run's dkms-tree left in the
+# chroot goes first.
 dkms_leftovers() {
 	[ -e "$ROOT/var/lib/dkms/kvreg" ] || [ -n "$(ls -d "$ROOT"/usr/src/kvreg-* 2>/dev/null)" ] ||
 		return 0
 	rm -rf "$ROOT"/usr/src/kvreg-* "$ROOT/var/lib/dkms/kvreg"
-	find "$ROOT/lib/modules/$(kver)" -name 'kvreg.ko*' -delete
-	in_root "$ROOT" depmod "$(kver)"
+	find "$ROOT/lib/modules/$1" -name 'kvreg.ko*' -delete
+	in_root "$ROOT" depmod "$1"
 }
 
 # dkms-tree SRC install|remove
@@ -232,7 +233,7 @@ dkms_tree() {
 	prepare > /dev/null
 	kv=$(kver)
 	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$src/dkms.conf")
-	dkms_leftovers
+	dkms_leftovers "$kv"
 	if [ "$2" = remove ]; then
 		if find "$ROOT/lib/modules/$kv" "$ROOT/var/lib/dkms" -name 'kvreg*' |
 		   grep .; then
