@@ -233,8 +233,10 @@ dkms_tree() {
 	prepare > /dev/null
 	kv=$(kver)
 	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$src/dkms.conf")
-	dkms_leftovers "$kv"
 	if [ "$2" = remove ]; then
+		# DKMS's own remove, then nothing of kvreg may be left.
+		in_root "$ROOT" dkms remove -m kvreg -v "$ver" --all || return 1
+		rm -rf "$ROOT/usr/src/kvreg-$ver"
 		if find "$ROOT/lib/modules/$kv" "$ROOT/var/lib/dkms" -name 'kvreg*' |
 		   grep .; then
 			echo "dkms remove left files behind"
@@ -243,6 +245,7 @@ dkms_tree() {
 		echo "removed: no kvreg module or DKMS tree left for $kv"
 		return 0
 	fi
+	dkms_leftovers "$kv"
 	mkdir -p "$ROOT/usr/src/kvreg-$ver"
 	cp -r "$src/Kbuild" "$src/dkms.conf" "$src/kmod" "$src/include" \
 		"$ROOT/usr/src/kvreg-$ver/"
