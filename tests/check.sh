@@ -52,12 +52,13 @@ pair_wanted() {
 	[ -z "$T" ] || [[ " $T " == *" ${1:-}pair/"* ]]
 }
 
-# only_env KIND: what run-tests.sh is told to run in that guest.
-only_env() {
+# only_names KIND: what run-tests.sh is told to run in that guest (KVREG_ONLY;
+# empty for all).
+only_names() {
 	local names
 	names=$(guest_wanted "$1")
 	[ "$names" = all ] && names=
-	echo "KVREG_ONLY=$names"
+	echo "$names"
 }
 
 record() {
@@ -104,56 +105,30 @@ summary() {
 	[ "$f" -eq 0 ]
 }
 
-KVER=$(tests/guest/kernel.sh kver)
-echo "=== build (library, kvregctl, tests, module for $KVER)"
-if make -s all tests BUILD="$BUILD" KVER="$KVER" > "$OUT/build.log" 2>&1; then
-	record PASS build/all
-else
-	cat "$OUT/build.log"
-	record FAIL build/all
-	summary
-	exit 1
-fi
-# The module must build without a single warning at W=1.
-if grep -E 'warning:' "$OUT/build.log"; then
-	record FAIL build/module-w1-clean
-else
-	record PASS build/module-w1-clean
-fi
 
-for t in "$BUILD"/tests/unit/*; do
-	run "unit/$(basename "$t")" "$t"
-done
-for t in "$BUILD"/tests/unit-san/*; do
-	run "unit-san/$(basename "$t")" "$t"
-done
-for t in tests/unit/*.sh; do
-	run "unit/$(basename "$t" .sh)" bash "$t" "$BUILD"
-done
-# Its compiles fill the compiler cache the Debian 12 guest's DKMS builds
-# of the same source then take their objects from (run-tests.sh).
-run dkms/build env MAKEFLAGS=CC=/usr/lib/ccache/gcc \
-	CCACHE_DIR="$PWD/$BUILD/ccache/$KVER" bash tests/dkms/dkms-build.sh "$KVER"
-# The four packages, which the guests then install; lintian must be clean.
-run deb/build-lintian bash dist/make-deb.sh "$BUILD/deb"
-# The guests' package tests and the releases' kvreg-dkms builds need this
-# tree's packages even when T did not ask for them to be checked.
-if [ -n "$T" ] && ! host_wanted deb/build-lintian; then
-	dist/make-deb.sh "$BUILD/deb" > "$OUT/deb.log" 2>&1 ||
-		{ cat "$OUT/deb.log"; record FAIL deb/build; }
-fi
-ls "$BUILD"/deb/kvreg-dkms_*.deb > "$OUT/deb.ok" 2>/dev/null
-run static/sparse bash tests/static/sparse.sh "$KVER" "$BUILD"
-run static/checkpatch bash tests/static/checkpatch.sh
+# The guest work runs in two lanes, started as early as each can: a
+# guest runs one test at a time, so most of the time one of its two vCPUs
+# idles, and the other lane (a guest, or a build) gets that CPU. The
+# debug lane builds the debug kernel from the start, beside the host
+# tests, then runs the debug guest and the debug pair. The guest lane
+# runs each Debian release's guests, and the pair of Debian 12 and 13
+# between them. A third job makes the releases' chroots meanwhile, which
+# is mostly download. Each lane logs to its own file, printed whole at
+# the end; results append to RESULTS a line at a time.
 
-# The guest work runs in two lanes at a time. A guest runs one test at a
-# time, so most of the time one of its two vCPUs idles: a second lane
-# (another guest, or a host build) gets that CPU. Each lane logs to its
-# own file, printed whole when the stage ends; results append to RESULTS
-# a line at a time. One lane: the debug kernel and its guest, then Debian
-# 13's chroot, builds and guest. The other: the Debian 12 guest, then
-# Debian 11's and testing's chroots, builds and guests. Then the pairs,
-# each two guests.
+# recorded NAME LOG CMD...: a host step, its output in LOG; PASS, or FAIL
+# with the log shown (and status 1).
+recorded() {
+	local name=$1 log=$2
+	shift 2
+	if "$@" > "$log" 2>&1; then
+		record PASS "$name"
+		return 0
+	fi
+	cat "$log"
+	record FAIL "$name"
+	return 1
+}
 
 # The debug kernel: KASAN, lockdep, kmemleak, KUnit, fault injection.
 # Writes what later stages need to debug.env.
@@ -187,39 +162,53 @@ debug_build() {
 	fi
 }
 
-# recorded NAME LOG CMD...: a host step, its output in LOG; PASS, or FAIL
-# with the log shown (and status 1).
-recorded() {
-	local name=$1 log=$2
-	shift 2
-	if "$@" > "$log" 2>&1; then
-		record PASS "$name"
-		return 0
-	fi
-	cat "$log"
-	record FAIL "$name"
-	return 1
+# Debian 12 is the host's release: its guest boots the host's root under
+# an overlay (chroot.sh bookworm), with the host's builds. The other
+# three are chroots. Debian 12 and 13 run the full suite, 11 and testing
+# the proof suite (tests/guest/run-tests.sh).
+
+# kind SUITE: the name guest_wanted knows the release's guest by.
+kind() {
+	if [ "$1" = bookworm ]; then echo debian; else echo "$1"; fi
 }
 
-# suite_build SUITE: the release's chroot (cached), then natively in it:
-# the module at W=1 with the release's compiler, the library, kvregctl
-# and the tests against its libc and rdma-core, and the kvreg-dkms
-# package's DKMS build for its kernel (which fills the compiler cache its
-# guest's DKMS builds then hit). Writes SUITE.env: OK=1 KVER=... .
+# suite_wanted SUITE: whether anything of the release is to run.
+suite_wanted() {
+	[ -n "$(guest_wanted "$(kind "$1")")" ] && return 0
+	case $1 in bookworm|trixie) pair_wanted ;; *) return 1 ;; esac
+}
+
+# prepare_chroots: make the chroots early; suite_build's own prepare
+# waits for this one and reports what failed.
+prepare_chroots() {
+	local suite
+	for suite in trixie bullseye forky; do
+		suite_wanted "$suite" || continue
+		tests/guest/chroot.sh "$suite" prepare > /dev/null 2>&1 || true
+	done
+}
+
+# suite_build SUITE: the release's root (a cached chroot), then natively
+# in it: the module at W=1 with the release's compiler, the library,
+# kvregctl and the tests against its libc and rdma-core (Debian 12's are
+# the host's own builds), and, on 5.10 and 7.2, the kvreg-dkms package's
+# DKMS build for its kernel (on 6.1 and 6.12 the package tests install
+# all four packages). Writes SUITE.env: OK=1 KVER=... .
 suite_build() {
 	local suite=$1 info kv log=$OUT/$1-build.log
 	: > "$OUT/$suite.env"
-	if [ -z "$(guest_wanted "$suite")" ] &&
-	   { [ "$suite" != trixie ] || ! pair_wanted; }; then
-		return
-	fi
-	echo "=== $suite: chroot (cached under /var/cache/kvreg) and builds"
+	suite_wanted "$suite" || return 0
+	echo "=== $suite: its root (cached under /var/cache/kvreg) and builds"
 	if ! info=$(tests/guest/chroot.sh "$suite" prepare 2> "$log"); then
 		cat "$log"
 		record FAIL "build/$suite-chroot"
 		return
 	fi
 	read -r kv _ <<< "$info"
+	if [ "$suite" = bookworm ]; then
+		echo "OK=1 KVER=$kv" > "$OUT/$suite.env"
+		return
+	fi
 	if ! tests/guest/chroot.sh "$suite" build . "$BUILD/kmod/$kv" \
 		>> "$log" 2>&1; then
 		cat "$log"
@@ -234,115 +223,110 @@ suite_build() {
 	fi
 	recorded "build/$suite-user" "$OUT/$suite-user.log" \
 		tests/guest/chroot.sh "$suite" user . "$PWD/$BUILD/$suite" || return
-	if [ -s "$OUT/deb.ok" ] &&
-	   tests/guest/chroot.sh "$suite" dkms-deb "$BUILD/deb" \
-		"$BUILD/ccache/$suite" > "$OUT/$suite-dkms.log" 2>&1; then
-		sed 's/^/    /' "$OUT/$suite-dkms.log"
-		record PASS "deb/$suite-dkms"
-	else
-		cat "$OUT/$suite-dkms.log" 2>/dev/null
-		record FAIL "deb/$suite-dkms"
-	fi
-	# 5.10 and 7.2: DKMS from the tree natively, loaded in the guest;
-	# after the package's build, whose purge must find nothing of it.
 	case $suite in
 	bullseye|forky)
-		recorded "build/$suite-dkms-tree" "$OUT/$suite-dkms-tree.log" \
-			tests/guest/chroot.sh "$suite" dkms-tree . install ;;
+		if [ -s "$OUT/deb.ok" ] &&
+		   KVREG_CCACHE=$PWD/$BUILD/ccache/$suite tests/guest/chroot.sh \
+			"$suite" dkms-deb "$BUILD/deb" > "$OUT/$suite-dkms.log" 2>&1; then
+			sed 's/^/    /' "$OUT/$suite-dkms.log"
+			record PASS "deb/$suite-dkms"
+		else
+			cat "$OUT/$suite-dkms.log" 2>/dev/null
+			record FAIL "deb/$suite-dkms"
+		fi ;;
 	esac
 	echo "OK=1 KVER=$kv" > "$OUT/$suite.env"
 }
 
-# guest_suite DIR NAME KIND KO BUILD [RUN-TESTS ARGS...]: the suite in one
-# guest, with the tests and library of BUILD. A lane shares the CPUs, so
-# a guest gets twice its time alone.
+# guest_suite DIR NAME KERNEL KO BUILD ONLY [RUN-TESTS ARGS...]: the
+# suite in one guest of KERNEL (boot.sh's KVREG_KERNEL), with the tests
+# and library of BUILD, running the tests ONLY names (empty: all). A
+# lane shares the CPUs, so a guest gets twice its time alone.
 guest_suite() {
-	local dir=$1 name=$2 kind=$3 ko=$4 build=$5 seed
-	shift 5
+	local dir=$1 name=$2 boot=$3 ko=$4 build=$5 only=$6
+	shift 6
 	mkdir -p "$OUT/$dir"
-	seed=$PWD/$BUILD/ccache/$kind
-	[ "$kind" = debian ] && seed=$PWD/$BUILD/ccache/$KVER
-	KVREG_KERNEL=$kind KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-3300} \
-		tests/guest/boot.sh "$OUT/$dir" env "$(only_env "$kind")" \
-		KVREG_CCACHE="$seed" KVREG_DEBS="$PWD/$BUILD/deb" \
-		KVREG_DKMS_INSTALLED="${DKMS_INSTALLED:-}" sh \
+	KVREG_KERNEL=$boot KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-3300} \
+		tests/guest/boot.sh "$OUT/$dir" env "KVREG_ONLY=$only" \
+		KVREG_DKMS_INSTALLED="${DKMS_INSTALLED:-}" \
+		KVREG_DEBS_INSTALLED="${DEBS_INSTALLED:-}" sh \
 		"$PWD/tests/guest/run-tests.sh" "$build" "$ko" \
 		/kvreg-out/results "$@" > "$OUT/$dir/console.log" 2>&1 || true
 	cat "$OUT/$dir/console.log"
 	guest_results "$OUT/$dir" "$name"
 }
 
-debian_guest() {
-	[ -n "$(guest_wanted debian)" ] || return 0
-	echo "=== guest: Debian $KVER with Soft-RoCE"
-	guest_suite guest guest debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
-		"$PWD/$BUILD"
+# names_wanted KIND NAME: guest_wanted KIND asks for NAME (or for all).
+names_wanted() {
+	local names
+	names=$(guest_wanted "$1")
+	[ "$names" = all ] || [[ " $names " == *" $2 "* ]]
 }
 
-# suite_guest SUITE: its kernel, with its chroot as the root and the
-# library and tests built there. On 5.10 and 7.2 the module DKMS built
-# natively is removed after the guest loaded it, leaving nothing.
-suite_guest() {
-	local OK= KVER= DKMS_INSTALLED=
+# suite_guests SUITE: the release's guests. DKMS from the tree and the
+# packages cannot share a root, and under emulation their builds take
+# many minutes, so the host installs each natively in the root first
+# and removes it after (chroot.sh dkms-tree, debs), which must leave
+# nothing: the suite's guest loads the module DKMS installed from the
+# tree, and on Debian 12 and 13 a short second guest checks the packages.
+suite_guests() {
+	local suite=$1 OK='' KVER='' kind names only='' prefix='' build args=()
+	local ko DKMS_INSTALLED='' DEBS_INSTALLED='' cc
 	# shellcheck disable=SC1090
-	. "$OUT/$1.env"
-	[ -n "$OK" ] && [ -n "$(guest_wanted "$1")" ] || return 0
-	case $1 in bullseye|forky) DKMS_INSTALLED=1 ;; esac
-	echo "=== guest: $1's kernel $KVER with Soft-RoCE"
-	guest_suite "$1-guest" "$1/guest" "$1" \
-		"$PWD/$BUILD/kmod/$KVER/kvreg.ko" "$PWD/$BUILD/$1" "$1"
-	[ -n "$DKMS_INSTALLED" ] || return 0
-	recorded "$1/packages/dkms-remove" "$OUT/$1-dkms-remove.log" \
-		tests/guest/chroot.sh "$1" dkms-tree . remove
+	. "$OUT/$suite.env"
+	kind=$(kind "$suite")
+	names=$(guest_wanted "$kind")
+	[ -n "$OK" ] && [ -n "$names" ] || return 0
+	build=$PWD/$BUILD
+	if [ "$suite" != bookworm ]; then
+		prefix=$suite/
+		build=$PWD/$BUILD/$suite
+		args=("$suite")
+	fi
+	ko=$PWD/$BUILD/kmod/$KVER/kvreg.ko
+	cc=$PWD/$BUILD/ccache/$suite
+	# The suite's guest: every name but the packages' own guest's.
+	if [ "$names" != all ]; then
+		only=$(echo " $names " | sed 's| packages/debs | |g' | xargs)
+	fi
+	if [ "$names" = all ] || [ -n "$only" ]; then
+		if names_wanted "$kind" packages/dkms &&
+		   recorded "build/$suite-dkms-tree" "$OUT/$suite-dkms-tree.log" \
+			env KVREG_CCACHE="$cc" tests/guest/chroot.sh "$suite" \
+			dkms-tree . install; then
+			DKMS_INSTALLED=1
+		fi
+		echo "=== guest: $suite's kernel $KVER with Soft-RoCE"
+		guest_suite "$suite-guest" "${prefix}guest" "$suite" "$ko" \
+			"$build" "$only" "${args[@]}"
+		[ -z "$DKMS_INSTALLED" ] ||
+			recorded "${prefix}packages/dkms-remove" \
+				"$OUT/$suite-dkms-remove.log" \
+				tests/guest/chroot.sh "$suite" dkms-tree . remove
+		DKMS_INSTALLED=
+	fi
+	case $suite in bookworm|trixie) ;; *) return 0 ;; esac
+	names_wanted "$kind" packages/debs && [ -s "$OUT/deb.ok" ] || return 0
+	recorded "build/$suite-debs" "$OUT/$suite-debs.log" \
+		env KVREG_CCACHE="$cc" tests/guest/chroot.sh "$suite" debs \
+		"$BUILD/deb" install || return 0
+	sed 's/^/    /' "$OUT/$suite-debs.log"
+	echo "=== guest: $suite's kernel $KVER, the packages"
+	DEBS_INSTALLED=1 guest_suite "$suite-packages" \
+		"${prefix}packages-guest" "$suite" "$ko" "$build" packages/debs \
+		"${args[@]}"
+	recorded "${prefix}packages/debs-purge" "$OUT/$suite-debs-purge.log" \
+		tests/guest/chroot.sh "$suite" debs "$BUILD/deb" purge &&
+		sed 's/^/    /' "$OUT/$suite-debs-purge.log"
 }
 
 debug_guest() {
 	[ -n "${DEBUG_OK:-}" ] && [ -n "$(guest_wanted debug)" ] || return 0
 	echo "=== guest: debug kernel $DKVER (KASAN, lockdep, kmemleak)"
 	GUEST_TIMEOUT=3600 guest_suite debug-guest debug/guest debug \
-		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" "$PWD/$BUILD" debug \
-		"$PWD/$BUILD/kunit/$DKVER/kvreg_kunit.ko"
+		"$PWD/$BUILD/kmod/$DKVER/kvreg.ko" "$PWD/$BUILD" \
+		"$(only_names debug)" debug "$PWD/$BUILD/kunit/$DKVER/kvreg_kunit.ko"
 }
-
-# lanes NAME FN FN: run the two at once, then print their logs in order.
-lanes() {
-	local stage=$1
-	echo "=== $stage: $2 | $3 (each lane's log follows when both end)"
-	"$2" > "$OUT/$stage-1.log" 2>&1 &
-	"$3" > "$OUT/$stage-2.log" 2>&1 &
-	wait
-	cat "$OUT/$stage-1.log" "$OUT/$stage-2.log"
-}
-
-# Debian 13, with the full suite and its long package tests, follows the
-# debug guest, which ends first; 5.10 and 7.2, with the proof suite,
-# follow Debian 12 in the guest lane. A warm run measured the Debian 12
-# guest at 45 minutes and the debug guest at 36.
-guest_lane() {
-	local suite
-	debian_guest
-	for suite in bullseye forky; do
-		suite_build "$suite"
-		suite_guest "$suite"
-	done
-}
-
-debug_lane() {
-	debug_build
-	# shellcheck disable=SC1091
-	. "$OUT/debug.env"
-	debug_guest
-	suite_build trixie
-	suite_guest trixie
-}
-
-lanes guests guest_lane debug_lane
-# shellcheck disable=SC1091
-. "$OUT/debug.env"
-# Debian 13's kernel, for the pair; empty when its chroot or module failed.
-# shellcheck disable=SC1091
-TKVER=$(OK= KVER=; . "$OUT/trixie.env"; echo "${OK:+$KVER}")
-TRIXIE_OK=${TKVER:+1}
 
 # pair_run DIR PREFIX KIND_A KO_A KIND_B KO_B: two guests on one link.
 pair_run() {
@@ -358,24 +342,105 @@ pair_run() {
 
 # Two guests on one link: Debian 12's kernel exports, Debian 13's imports,
 # which also proves the wire formats across kernels.
-if [ -n "${TRIXIE_OK:-}" ] && pair_wanted; then
-	echo "=== pair: Debian $KVER exports, Debian 13 $TKVER imports"
-	pair_run pair "" debian "$PWD/$BUILD/kmod/$KVER/kvreg.ko" \
+debian_pair() {
+	local OK='' KVER='' TKVER
+	# shellcheck disable=SC1091
+	. "$OUT/trixie.env"
+	TKVER=$KVER
+	[ -n "$OK" ] && pair_wanted || return 0
+	echo "=== pair: Debian $HOST_KVER exports, Debian 13 $TKVER imports"
+	pair_run pair "" debian "$PWD/$BUILD/kmod/$HOST_KVER/kvreg.ko" \
 		trixie "$PWD/$BUILD/kmod/$TKVER/kvreg.ko"
 	# Throughput between the two, against perftest in the same run.
 	[ -s "$OUT/pair/b/bench.txt" ] &&
 		awk -f tests/bench/pair-ratios.awk "$OUT/pair/b/bench.txt"
-fi
+}
 
 # The debug kernel with itself: KASAN, lockdep and kmemleak on both ends
 # of the same connections. No perftest there: its ratios mean nothing
 # under KASAN.
-if [ -n "${DEBUG_OK:-}" ] && pair_wanted debug/; then
+debug_pair() {
+	[ -n "${DEBUG_OK:-}" ] && pair_wanted debug/ || return 0
 	echo "=== pair: the debug kernel $DKVER with itself"
 	KVREG_GUEST_TIMEOUT=2400 pair_run debug-pair debug/ \
 		debug "$PWD/$BUILD/kmod/$DKVER/kvreg.ko" \
 		debug "$PWD/$BUILD/kmod/$DKVER/kvreg.ko"
+}
+
+guest_lane() {
+	local suite
+	for suite in bookworm trixie; do
+		suite_build "$suite"
+		suite_guests "$suite"
+	done
+	debian_pair
+	for suite in bullseye forky; do
+		suite_build "$suite"
+		suite_guests "$suite"
+	done
+}
+
+debug_lane() {
+	debug_build
+	# shellcheck disable=SC1091
+	. "$OUT/debug.env"
+	debug_guest
+	debug_pair
+}
+
+KVER=$(tests/guest/kernel.sh kver)
+HOST_KVER=$KVER
+echo "=== build (library, kvregctl, tests, module for $KVER)"
+if make -s all tests BUILD="$BUILD" KVER="$KVER" > "$OUT/build.log" 2>&1; then
+	record PASS build/all
+else
+	cat "$OUT/build.log"
+	record FAIL build/all
+	summary
+	exit 1
 fi
+# The module must build without a single warning at W=1.
+if grep -E 'warning:' "$OUT/build.log"; then
+	record FAIL build/module-w1-clean
+else
+	record PASS build/module-w1-clean
+fi
+
+# A run that was stopped may have left Debian 12's root mounted.
+tests/guest/chroot.sh bookworm release
+debug_lane > "$OUT/lane-debug.log" 2>&1 &
+debug_pid=$!
+prepare_chroots > "$OUT/chroots.log" 2>&1 &
+chroots_pid=$!
+
+for t in "$BUILD"/tests/unit/*; do
+	run "unit/$(basename "$t")" "$t"
+done
+for t in "$BUILD"/tests/unit-san/*; do
+	run "unit-san/$(basename "$t")" "$t"
+done
+for t in tests/unit/*.sh; do
+	run "unit/$(basename "$t" .sh)" bash "$t" "$BUILD"
+done
+# The four packages, which the guests then install; lintian must be clean.
+run deb/build-lintian bash dist/make-deb.sh "$BUILD/deb"
+# The guests' package tests and the releases' kvreg-dkms builds need this
+# tree's packages even when T did not ask for them to be checked.
+if [ -n "$T" ] && ! host_wanted deb/build-lintian; then
+	dist/make-deb.sh "$BUILD/deb" > "$OUT/deb.log" 2>&1 ||
+		{ cat "$OUT/deb.log"; record FAIL deb/build; }
+fi
+ls "$BUILD"/deb/kvreg-dkms_*.deb > "$OUT/deb.ok" 2>/dev/null
+run static/sparse bash tests/static/sparse.sh "$KVER" "$BUILD"
+run static/checkpatch bash tests/static/checkpatch.sh
+
+guest_lane > "$OUT/lane-guest.log" 2>&1
+wait "$debug_pid" "$chroots_pid"
+tests/guest/chroot.sh bookworm release
+echo "=== the guest lane"
+cat "$OUT/lane-guest.log"
+echo "=== the debug lane"
+cat "$OUT/lane-debug.log"
 
 # A test that exists but did not run fails: in the full run, every
 # integration program on some kernel; with T, every name asked for.

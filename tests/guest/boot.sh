@@ -5,9 +5,11 @@
 # OUTDIR (host) is writable in the guest at /kvreg-out and receives rc and
 # dmesg.log. Exits with the script's status; 124 when the guest hung.
 # KVREG_KERNEL=debug boots the debug kernel (tests/guest/debug-kernel.sh)
-# instead of Debian's; KVREG_KERNEL=bullseye, trixie or forky boots that
-# release's kernel with its chroot (tests/guest/chroot.sh) as its root,
-# and the working tree mounted at the same path as on the host.
+# instead of Debian's; KVREG_KERNEL=bookworm, bullseye, trixie or forky
+# boots that release's kernel with its root from tests/guest/chroot.sh
+# (bookworm's: the host's under an overlay, where DKMS and the packages
+# can be installed), and the working tree mounted at the same path as on
+# the host.
 # For a pair of guests (tests/guest/pair.sh): KVREG_NET=listen:PORT or
 # connect:PORT gives the guest a virtio-net NIC (MAC KVREG_MAC) on a QEMU
 # socket link on 127.0.0.1, and KVREG_XCHG=DIR a directory both guests
@@ -24,7 +26,7 @@ debug)
 	read -r KVER VMLINUZ _ < <("$HERE/debug-kernel.sh" path)
 	INITRD=$("$HERE/kernel.sh" initrd-builtin)
 	MODDIR=none ;;
-bullseye|trixie|forky)
+bookworm|bullseye|trixie|forky)
 	read -r KVER VMLINUZ INITRD ROOT < <("$HERE/chroot.sh" "$KVREG_KERNEL" prepare)
 	SRC=$(cd "$HERE/../.." && pwd)
 	MODDIR=none ;;

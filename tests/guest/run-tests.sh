@@ -11,10 +11,11 @@
 # a kmemleak scan, and prefixes every result with "debug/". On another
 # release's kernel the results are prefixed with its name ("trixie/").
 # Debian 11's 5.10 and testing's 7.2 run the proof suite (PROOF) unless
-# KVREG_ONLY names tests. KVREG_DKMS_INSTALLED=1: the host ran DKMS from
-# the tree natively in this guest's root (pkg-dkms.sh). KVREG_CCACHE: the
-# compiler cache of the host's native DKMS build for this kernel, which
-# the package tests' DKMS builds start from. KVREG_DEBS: the packages.
+# KVREG_ONLY names tests. The package tests run where the host installed
+# what they check, natively in this guest's root: KVREG_DKMS_INSTALLED=1,
+# DKMS from the tree (pkg-dkms.sh); KVREG_DEBS_INSTALLED=1, the packages
+# (pkg-debs.sh). The two cannot share a root, so the host boots a guest
+# for each. A run of package tests alone loads no module of its own.
 BUILD=$1
 KO=$2
 RESULTS=$3
@@ -174,76 +175,68 @@ for t in $ALL; do
 	esac
 done
 
-# Before the module exists: what users see when it is not loaded.
-run_integration module_not_loaded
+# only_packages: KVREG_ONLY names package tests and nothing else.
+only_packages() {
+	[ -n "${KVREG_ONLY:-}" ] || return 1
+	for w in $KVREG_ONLY; do
+		case ${w#"$PREFIX"} in packages/*) ;; *) return 1 ;; esac
+	done
+}
 
-echo "kvreg-test: begin module/load" > /dev/kmsg
-# kvreg links against rdma_cm; built in on the debug kernel.
-modprobe rdma_cm 2>/dev/null || true
-if ! insmod "$KO"; then
-	record FAIL module/load
-	exit 1
-fi
-if [ -c /dev/kvreg ] && kernel_clean module/load; then
-	record PASS module/load
-else
-	record FAIL module/load
-fi
+# module_tests: the suite against the module built for this kernel.
+module_tests() {
+	# Before the module exists: what users see when it is not loaded.
+	run_integration module_not_loaded
 
-for t in $EARLY; do
-	run_integration "$t"
-done
-# The Python binding, and the storage-backend examples in C and Python.
-wanted python/binding &&
-run_test python/binding env KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
-	PYTHONPATH="$SRC/libuser/python" python3 "$SRC/tests/python/binding.py"
-wanted examples/hicache_backend.c &&
-run_test examples/hicache_backend.c "$BUILD/examples/hicache_backend" 32 64
-wanted examples/hicache_backend.py &&
-run_test examples/hicache_backend.py env \
-	KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
-	PYTHONPATH="$SRC/libuser/python" \
-	python3 "$SRC/examples/hicache_backend.py" 32 16
-# Last: these remove devices and add them back.
-for t in $LATE; do
-	run_integration "$t"
-done
-
-# Every registration is gone by now: the module must unload cleanly.
-echo "kvreg-test: begin module/unload" > /dev/kmsg
-if rmmod kvreg && kernel_clean module/unload; then
-	record PASS module/unload
-else
-	record FAIL module/unload
-fi
-
-# Installed as users install it: DKMS from the tree, then the Debian
-# packages (a Debian kernel only: the debug kernel has no packaged headers).
-# Both build the same module from the same source with the same compiler
-# for this kernel, through DKMS, in the same directory as the host's
-# native DKMS build of it did: under emulation a compile is minutes, so
-# both take their objects from the compiler cache that build filled
-# (KVREG_CCACHE), and still run every DKMS and Kbuild step.
-if [ "$MODE" != debug ]; then
-	if [ -d /usr/lib/ccache ]; then
-		# As make's CC, which MAKEFLAGS carries through DKMS (2.8
-		# resets PATH) to Kbuild.
-		export MAKEFLAGS=CC=/usr/lib/ccache/gcc CCACHE_DIR=/tmp/kvreg-ccache
-		[ -d "${KVREG_CCACHE:-}" ] && cp -r "$KVREG_CCACHE" "$CCACHE_DIR"
-		ccache -z > /dev/null 2>&1 || true
+	echo "kvreg-test: begin module/load" > /dev/kmsg
+	# kvreg links against rdma_cm; built in on the debug kernel.
+	modprobe rdma_cm 2>/dev/null || true
+	if ! insmod "$KO"; then
+		record FAIL module/load
+		exit 1
 	fi
-	# A DKMS build takes about 5 minutes here even when every compile
-	# comes from the cache, and several times that beside other guests
-	# or the debug kernel's build.
-	TEST_TIMEOUT=2400
-	wanted packages/dkms &&
-		run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD" \
-			${KVREG_DKMS_INSTALLED:+installed}
-	wanted packages/debs &&
-		run_test packages/debs "$HERE/pkg-debs.sh" \
-			"${KVREG_DEBS:-$BUILD/deb}" "$SRC"
-	command -v ccache > /dev/null && ccache -s 2>/dev/null | sed -n \
-		's/^ *\(Hits\|Misses\|cache hit\|cache miss\)/    ccache: \1/p'
+	if [ -c /dev/kvreg ] && kernel_clean module/load; then
+		record PASS module/load
+	else
+		record FAIL module/load
+	fi
+
+	for t in $EARLY; do
+		run_integration "$t"
+	done
+	# The Python binding, and the storage-backend examples in C and Python.
+	wanted python/binding &&
+	run_test python/binding env KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
+		PYTHONPATH="$SRC/libuser/python" python3 "$SRC/tests/python/binding.py"
+	wanted examples/hicache_backend.c &&
+	run_test examples/hicache_backend.c "$BUILD/examples/hicache_backend" 32 64
+	wanted examples/hicache_backend.py &&
+	run_test examples/hicache_backend.py env \
+		KVREG_LIBRARY="$BUILD/lib/libkvreg.so.1" \
+		PYTHONPATH="$SRC/libuser/python" \
+		python3 "$SRC/examples/hicache_backend.py" 32 16
+	# Last: these remove devices and add them back.
+	for t in $LATE; do
+		run_integration "$t"
+	done
+
+	# Every registration is gone by now: the module must unload cleanly.
+	echo "kvreg-test: begin module/unload" > /dev/kmsg
+	if rmmod kvreg && kernel_clean module/unload; then
+		record PASS module/unload
+	else
+		record FAIL module/unload
+	fi
+}
+only_packages || module_tests
+
+# Installed as users install it: DKMS from the tree, or the Debian
+# packages (a Debian kernel only: the debug kernel has no packaged headers).
+if [ "$MODE" != debug ]; then
+	[ -n "${KVREG_DKMS_INSTALLED:-}" ] && wanted packages/dkms &&
+		run_test packages/dkms "$HERE/pkg-dkms.sh" "$SRC" "$BUILD"
+	[ -n "${KVREG_DEBS_INSTALLED:-}" ] && wanted packages/debs &&
+		run_test packages/debs "$HERE/pkg-debs.sh" "$SRC"
 fi
 
 # What kvreg allocated and never freed, now that it is gone.
