@@ -577,7 +577,14 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 		break;
 	case KVREG_REASON_DEVICE_REFUSED:
 	case KVREG_REASON_DEVICE_EXHAUSTED:
-		snprintf(buf, size, ": driver error %d", err->driver_errno);
+		/* A fast registration the device completed in error. */
+		if (err->wc_status)
+			snprintf(buf, size,
+				 ": driver error %d, work completion status %u",
+				 err->driver_errno, err->wc_status);
+		else
+			snprintf(buf, size, ": driver error %d",
+				 err->driver_errno);
 		break;
 	case KVREG_REASON_DEVICE_ACCESS:
 		if (err->request == 1)

@@ -138,6 +138,9 @@ int main(void)
 	e = rec(KVREG_REASON_DEVICE_REFUSED);
 	e.driver_errno = -524;
 	expect(&e, -EIO, "driver error -524");
+	e.driver_errno = -EIO;
+	e.wc_status = 4;
+	expect(&e, -EIO, "driver error -5, work completion status 4");
 
 	e = rec(KVREG_REASON_MODULE_NOT_LOADED);
 	expect(&e, -ENOENT, "modprobe kvreg");
