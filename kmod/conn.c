@@ -288,8 +288,13 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 		break;
 	}
 	if (lost) {
+		void (*lost_fn)(struct kvreg_conn *conn);
+
 		WRITE_ONCE(conn->lost, true);
 		WRITE_ONCE(conn->q.ready, false);
+		lost_fn = READ_ONCE(conn->lost_fn);
+		if (lost_fn)
+			lost_fn(conn);
 	}
 	/*
 	 * The CM does not touch the QP on a DREQ: what is in flight would
@@ -593,6 +598,14 @@ static int kvreg_conn_resolve(struct kvreg_conn *conn, u32 timeout_ms,
 		err->reason = KVREG_REASON_NO_RDMA_FOR_ADDRESS;
 		return -ENODEV;
 	}
+	/* The route to it leaves through a device the caller ruled out. */
+	if (conn->device_mask &&
+	    !(conn->device_mask & BIT_ULL(conn->dev->index))) {
+		err->reason = KVREG_REASON_NO_DEVICE;
+		err->device_index = conn->dev->index;
+		err->usage = conn->device_mask;
+		return -ENODEV;
+	}
 	reinit_completion(&conn->cm_done);
 	ret = rdma_resolve_route(conn->cm_id, timeout_ms);
 	if (!ret)
@@ -610,12 +623,15 @@ static int kvreg_conn_resolve(struct kvreg_conn *conn, u32 timeout_ms,
 }
 
 /*
- * IMPORT: a new active connection of @kf to the endpoint @desc names, in
- * the caller's network namespace, established or failed within about
- * three times @timeout_ms (one per step).
+ * A new active connection of @kf to the endpoint at @addr that @secret
+ * opens, in the caller's network namespace (rails.c runs this from a
+ * work item too: the file's opener's), through a device in @device_mask
+ * (0: any), established or failed within about three times @timeout_ms
+ * (one per step).
  */
 struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
-				      const struct kvreg_desc *desc,
+				      const struct kvreg_net_addr *addr,
+				      const u8 *secret, u64 device_mask,
 				      u32 timeout_ms, struct kvreg_error *err)
 {
 	struct kvreg_conn *conn = kvreg_conn_alloc(kf, false);
@@ -627,14 +643,12 @@ struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 				KVREG_NO_DEVICE_INDEX);
 		return ERR_PTR(-ENOMEM);
 	}
-	conn->peer.family = desc->family;
-	conn->peer.port = desc->port;
-	conn->peer.scope_id = desc->scope_id;
-	memcpy(conn->peer.addr, desc->addr, sizeof(conn->peer.addr));
-	memcpy(conn->secret, desc->secret, KVREG_SECRET_LEN);
+	conn->peer = *addr;
+	memcpy(conn->secret, secret, KVREG_SECRET_LEN);
+	conn->device_mask = device_mask;
 
-	id = rdma_create_id(current->nsproxy->net_ns, kvreg_conn_cm_handler,
-			    conn, RDMA_PS_TCP, IB_QPT_RC);
+	id = rdma_create_id(kf->net, kvreg_conn_cm_handler, conn,
+			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
@@ -663,6 +677,14 @@ err_put:
 	kvreg_set_net_error(err, err->reason, &conn->peer);
 	kvreg_conn_put(conn);
 	return ERR_PTR(ret);
+}
+
+/* Whether new work may be posted on @conn; read without a lock. */
+bool kvreg_conn_usable(struct kvreg_conn *conn)
+{
+	return !READ_ONCE(conn->lost) && READ_ONCE(conn->established) &&
+	       READ_ONCE(conn->q.ready) && !READ_ONCE(conn->dev->dead) &&
+	       READ_ONCE(conn->dev->port_active);
 }
 
 /*

@@ -34,21 +34,23 @@ static u32 kvreg_desc_checksum(const void *blob, size_t size)
 			   size - at - sizeof(zero));
 }
 
-size_t kvreg_desc_size(u32 nr_chunks)
+size_t kvreg_desc_size(u32 nr_paths, u64 nr_chunks)
 {
-	return sizeof(struct kvreg_desc_head) + sizeof(struct kvreg_desc_path) +
-	       (size_t)nr_chunks * sizeof(struct kvreg_desc_chunk);
+	return sizeof(struct kvreg_desc_head) +
+	       nr_paths * sizeof(struct kvreg_desc_path) +
+	       nr_chunks * sizeof(struct kvreg_desc_chunk);
 }
 
-/* One path: the endpoint's address, and @rd's MRs on its device. */
+/* Path i is @addrs[i] and the MRs of @rds[i]; each covers all of @reg. */
 void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
-		      const struct kvreg_reg_dev *rd,
-		      const struct kvreg_net_addr *addr, const u8 *secret)
+		      const struct kvreg_reg_dev *const *rds,
+		      const struct kvreg_net_addr *addrs, u32 nr_paths,
+		      const u8 *secret)
 {
 	struct kvreg_desc_head *head = blob;
 	struct kvreg_desc_path *path = (void *)(head + 1);
-	struct kvreg_desc_chunk *chunk = (void *)(path + 1);
-	u32 i;
+	struct kvreg_desc_chunk *chunk = (void *)(path + nr_paths);
+	u32 p, i;
 
 	memset(blob, 0, size);
 	head->magic = cpu_to_le32(KVREG_DESC_MAGIC);
@@ -58,19 +60,33 @@ void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
 	head->length = cpu_to_le64(reg->length);
 	head->access = cpu_to_le32(reg->access & (KVREG_ACCESS_REMOTE_READ |
 						  KVREG_ACCESS_REMOTE_WRITE));
-	head->nr_paths = cpu_to_le16(1);
+	head->nr_paths = cpu_to_le16(nr_paths);
 	memcpy(head->secret, secret, KVREG_SECRET_LEN);
-	path->family = cpu_to_le16(addr->family);
-	path->port = cpu_to_le16(addr->port);
-	path->scope_id = cpu_to_le32(addr->scope_id);
-	memcpy(path->addr, addr->addr, sizeof(path->addr));
-	path->nr_chunks = cpu_to_le32(rd->nr_mrs);
-	for (i = 0; i < rd->nr_mrs; i++, chunk++) {
-		chunk->iova = cpu_to_le64(rd->mrs[i]->iova);
-		chunk->length = cpu_to_le64(rd->mrs[i]->length);
-		chunk->rkey = cpu_to_le32(rd->mrs[i]->rkey);
+	for (p = 0; p < nr_paths; p++, path++) {
+		const struct kvreg_reg_dev *rd = rds[p];
+
+		path->family = cpu_to_le16(addrs[p].family);
+		path->port = cpu_to_le16(addrs[p].port);
+		path->scope_id = cpu_to_le32(addrs[p].scope_id);
+		memcpy(path->addr, addrs[p].addr, sizeof(path->addr));
+		path->nr_chunks = cpu_to_le32(rd->nr_mrs);
+		for (i = 0; i < rd->nr_mrs; i++, chunk++) {
+			chunk->iova = cpu_to_le64(rd->mrs[i]->iova);
+			chunk->length = cpu_to_le64(rd->mrs[i]->length);
+			chunk->rkey = cpu_to_le32(rd->mrs[i]->rkey);
+		}
 	}
 	head->checksum = cpu_to_le32(kvreg_desc_checksum(blob, size));
+}
+
+void kvreg_rpaths_free(struct kvreg_rpath *paths, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		kvfree(paths[i].chunks);
+		paths[i].chunks = NULL;
+	}
 }
 
 static int kvreg_desc_fail(struct kvreg_error *err, u32 reason, u64 request,
@@ -125,6 +141,38 @@ static int kvreg_desc_check_head(const void *blob, size_t size,
 	return 0;
 }
 
+/* One path's chunks, from @c: they must tile [0, length) in order. */
+static int kvreg_desc_read_chunks(const struct kvreg_desc_chunk *c,
+				  u32 nr_chunks, u64 length,
+				  struct kvreg_rpath *out)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < nr_chunks; i++) {
+		u64 len = le64_to_cpu(c[i].length);
+
+		if (!len || len > length - sum)
+			return -EINVAL;
+		sum += len;
+	}
+	if (sum != length)
+		return -EINVAL;
+	out->chunks = kvmalloc_array(nr_chunks, sizeof(*out->chunks),
+				     GFP_KERNEL);
+	if (!out->chunks)
+		return -ENOMEM;
+	for (i = 0, sum = 0; i < nr_chunks; i++) {
+		out->chunks[i].start = sum;
+		out->chunks[i].iova = le64_to_cpu(c[i].iova);
+		out->chunks[i].length = le64_to_cpu(c[i].length);
+		out->chunks[i].rkey = le32_to_cpu(c[i].rkey);
+		sum += out->chunks[i].length;
+	}
+	out->nr_chunks = nr_chunks;
+	return 0;
+}
+
 /*
  * The checksum held: a layout that does not add up was built wrong or on
  * purpose, and is refused as corrupt all the same.
@@ -136,62 +184,55 @@ static int kvreg_desc_check_layout(const void *blob, size_t size,
 	const struct kvreg_desc_head *head = blob;
 	size_t at = le16_to_cpu(head->head_size);
 	const struct kvreg_desc_path *path;
-	const struct kvreg_desc_chunk *c;
-	u32 nr_paths = le16_to_cpu(head->nr_paths), nr_chunks, i;
-	u64 length = le64_to_cpu(head->length), sum = 0;
+	u32 nr_paths = le16_to_cpu(head->nr_paths), nr_chunks, p;
+	u64 length = le64_to_cpu(head->length);
+	int ret;
 
 	if (!nr_paths || nr_paths > KVREG_DESC_MAX_PATHS || !length ||
 	    size - at < (size_t)nr_paths * sizeof(*path))
 		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
-	/* Version 1 readers use the first path; the others are for later. */
 	path = blob + at;
-	nr_chunks = le32_to_cpu(path->nr_chunks);
 	at += (size_t)nr_paths * sizeof(*path);
-	if (!nr_chunks || nr_chunks > KVREG_DESC_MAX_CHUNKS ||
-	    size - at < (size_t)nr_chunks * sizeof(*c))
-		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
-	out->family = le16_to_cpu(path->family);
-	if (out->family != AF_INET && out->family != AF_INET6)
-		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
-
-	c = blob + at;
-	for (i = 0; i < nr_chunks; i++) {
-		u64 len = le64_to_cpu(c[i].length);
-
-		if (!len || len > length - sum)
-			return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT,
-					       size, 0);
-		sum += len;
-	}
-	if (sum != length)
-		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
-
-	out->chunks = kvmalloc_array(nr_chunks, sizeof(*out->chunks),
-				     GFP_KERNEL);
-	if (!out->chunks) {
-		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
-				KVREG_NO_DEVICE_INDEX);
-		return -ENOMEM;
-	}
-	for (i = 0, sum = 0; i < nr_chunks; i++) {
-		out->chunks[i].start = sum;
-		out->chunks[i].iova = le64_to_cpu(c[i].iova);
-		out->chunks[i].length = le64_to_cpu(c[i].length);
-		out->chunks[i].rkey = le32_to_cpu(c[i].rkey);
-		sum += out->chunks[i].length;
-	}
-	out->nr_chunks = nr_chunks;
 	out->length = length;
+	for (p = 0; p < nr_paths; p++, path++) {
+		struct kvreg_net_addr *a = &out->addrs[p];
+
+		nr_chunks = le32_to_cpu(path->nr_chunks);
+		a->family = le16_to_cpu(path->family);
+		if (!nr_chunks || nr_chunks > KVREG_DESC_MAX_CHUNKS ||
+		    size - at < (size_t)nr_chunks *
+				sizeof(struct kvreg_desc_chunk) ||
+		    (a->family != AF_INET && a->family != AF_INET6)) {
+			ret = -EINVAL;
+			goto err_free;
+		}
+		a->port = le16_to_cpu(path->port);
+		a->scope_id = le32_to_cpu(path->scope_id);
+		memcpy(a->addr, path->addr, sizeof(a->addr));
+		ret = kvreg_desc_read_chunks(blob + at, nr_chunks, length,
+					     &out->paths[p]);
+		if (ret)
+			goto err_free;
+		out->nr_paths = p + 1;
+		at += (size_t)nr_chunks * sizeof(struct kvreg_desc_chunk);
+	}
 	out->access = le32_to_cpu(head->access) &
 		      (KVREG_ACCESS_REMOTE_READ | KVREG_ACCESS_REMOTE_WRITE);
-	out->port = le16_to_cpu(path->port);
-	out->scope_id = le32_to_cpu(path->scope_id);
-	memcpy(out->addr, path->addr, sizeof(out->addr));
 	memcpy(out->secret, head->secret, KVREG_SECRET_LEN);
 	return 0;
+
+err_free:
+	kvreg_rpaths_free(out->paths, out->nr_paths);
+	out->nr_paths = 0;
+	if (ret == -ENOMEM) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return ret;
+	}
+	return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
 }
 
-/* On success the caller owns out->chunks (kvfree). */
+/* On success the caller owns out->paths' chunks (kvreg_rpaths_free). */
 int kvreg_desc_parse(const void *blob, size_t size, struct kvreg_desc *out,
 		     struct kvreg_error *err)
 {

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Endpoints: a file listens on a local address, in its own network
- * namespace, through the RDMA CM. Connection requests that present the
- * endpoint's secret become connections of that file (conn.c); the secret
- * is random per endpoint and travels only in the descriptors the file
- * exports, so a peer without one cannot connect.
+ * Endpoints: a file listens on local addresses, in its own network
+ * namespace, through the RDMA CM: one address to begin with, more added
+ * to the same endpoint (a rail per address, each on the device that owns
+ * it). Connection requests that present the endpoint's secret become
+ * connections of that file (conn.c); the secret is random per endpoint
+ * and travels only in the descriptors the file exports, so a peer without
+ * one cannot connect. A listener whose device is removed is not bound
+ * again: the rkeys its paths carried died with that device, so a peer
+ * must import a descriptor exported anew.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -13,10 +17,11 @@
 
 #include "kvreg.h"
 
-static int kvreg_endpoint_cm_handler(struct rdma_cm_id *id,
+static int kvreg_listener_cm_handler(struct rdma_cm_id *id,
 				     struct rdma_cm_event *ev)
 {
-	struct kvreg_endpoint *ep = id->context;
+	struct kvreg_listener *ln = id->context;
+	struct kvreg_endpoint *ep = ln->ep;
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
@@ -24,7 +29,7 @@ static int kvreg_endpoint_cm_handler(struct rdma_cm_id *id,
 		return kvreg_conn_accept(ep->kf, id, ev, ep->secret);
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* The listener: the CM destroys it if release has not. */
-		if (cmpxchg(&ep->cm_id, id, NULL) == id)
+		if (cmpxchg(&ln->cm_id, id, NULL) == id)
 			return 1;
 		return 0;
 	default:
@@ -69,27 +74,31 @@ static u32 kvreg_bind_reason(int ret)
 	}
 }
 
-static int kvreg_endpoint_bind(struct kvreg_endpoint *ep,
-			       struct kvreg_listen *arg,
+/*
+ * Bind and listen on @addr (port included; 0 picks one, written back).
+ * On success @ln's @cm_id is set and *@devp holds the device's
+ * reference. Its callbacks may run as soon as @cm_id is set.
+ */
+static int kvreg_listener_bind(struct kvreg_listener *ln,
+			       struct kvreg_net_addr *addr, u32 backlog,
+			       struct kvreg_dev **devp,
 			       struct kvreg_error *err)
 {
 	struct sockaddr_storage ss;
 	struct rdma_cm_id *id;
+	struct kvreg_dev *kdev;
 	int ret;
 
-	if (kvreg_net_sockaddr(&arg->addr, &ss))
+	if (kvreg_net_sockaddr(addr, &ss))
 		return kvreg_bad_arg(err, KVREG_ARG_NET_ADDRESS);
-	id = rdma_create_id(current->nsproxy->net_ns,
-			    kvreg_endpoint_cm_handler, ep, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	id = rdma_create_id(ln->ep->kf->net, kvreg_listener_cm_handler, ln,
+			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id)) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		err->driver_errno = PTR_ERR(id);
 		return PTR_ERR(id);
 	}
-	/* Set now: a DEVICE_REMOVAL may come before rdma_listen() returns. */
-	ep->cm_id = id;
 	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
 	if (ret) {
 		err->reason = kvreg_bind_reason(ret);
@@ -101,29 +110,123 @@ static int kvreg_endpoint_bind(struct kvreg_endpoint *ep,
 		ret = kvreg_bad_arg(err, KVREG_ARG_NET_ADDRESS);
 		goto err_id;
 	}
-	ep->dev = kvreg_dev_find(id->device);
-	if (!ep->dev) {
+	kdev = kvreg_dev_find(id->device);
+	if (!kdev) {
 		err->reason = KVREG_REASON_NO_RDMA_FOR_ADDRESS;
 		ret = -ENODEV;
 		goto err_id;
 	}
-	ret = rdma_listen(id, arg->backlog);
+	/* Set now: a DEVICE_REMOVAL may come before rdma_listen() returns. */
+	WRITE_ONCE(ln->cm_id, id);
+	ret = rdma_listen(id, backlog);
 	if (ret) {
 		err->reason = kvreg_bind_reason(ret);
 		err->driver_errno = ret;
 		goto err_dev;
 	}
-	arg->addr.port = kvreg_bound_port((struct sockaddr *)
-					  &id->route.addr.src_addr);
+	addr->port = kvreg_bound_port((struct sockaddr *)
+				      &id->route.addr.src_addr);
+	*devp = kdev;
 	return 0;
 
 err_dev:
-	kvreg_dev_put(ep->dev);
+	kvreg_dev_put(kdev);
+	id = xchg(&ln->cm_id, NULL);
 err_id:
-	id = xchg(&ep->cm_id, NULL);
 	if (id)
 		rdma_destroy_id(id);
 	return ret;
+}
+
+/* A listener of @ep on arg->addr: bound, listed, counted. */
+static int kvreg_endpoint_add(struct kvreg_endpoint *ep,
+			      struct kvreg_listen *arg,
+			      struct kvreg_error *err)
+{
+	struct kvreg_listener *ln;
+	struct kvreg_dev *kdev;
+	int ret;
+
+	mutex_lock(&ep->mutex);
+	if (ep->nr_listeners == KVREG_DESC_MAX_PATHS) {
+		kvreg_bad_arg(err, KVREG_ARG_NET_ADDRESS);
+		err->limit = KVREG_DESC_MAX_PATHS;
+		err->request = ep->nr_listeners + 1;
+		ret = -ENOSPC;
+		goto out;
+	}
+	ln = &ep->listeners[ep->nr_listeners];
+	memset(ln, 0, sizeof(*ln));
+	ln->ep = ep;
+	kvreg_net_entry_init(&ln->entry, ep->kf, KVREG_CONN_KIND_ENDPOINT);
+	ret = kvreg_listener_bind(ln, &arg->addr, arg->backlog, &kdev, err);
+	if (ret) {
+		if (err->reason != KVREG_REASON_BAD_ARGUMENT)
+			kvreg_set_net_error(err, err->reason, &arg->addr);
+		goto out;
+	}
+	ln->dev = kdev;
+	ln->addr = arg->addr;
+	ln->entry.device_index = kdev->index;
+	ep->nr_listeners++;
+	kvreg_net_list_listener(ln);
+	arg->device_index = kdev->index;
+out:
+	mutex_unlock(&ep->mutex);
+	return ret;
+}
+
+static struct kvreg_endpoint *kvreg_endpoint_alloc(struct kvreg_file *kf)
+{
+	struct kvreg_endpoint *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
+
+	if (!ep)
+		return NULL;
+	ep->kf = kf;
+	mutex_init(&ep->mutex);
+	get_random_bytes(ep->secret, sizeof(ep->secret));
+	return ep;
+}
+
+static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
+{
+	struct rdma_cm_id *ids[KVREG_DESC_MAX_PATHS];
+	u32 i;
+
+	/* Every id not taken by the CM is ours to destroy. */
+	mutex_lock(&ep->mutex);
+	for (i = 0; i < ep->nr_listeners; i++)
+		ids[i] = xchg(&ep->listeners[i].cm_id, NULL);
+	mutex_unlock(&ep->mutex);
+	/* Waits for a callback in progress: without kf->lock or ep->mutex. */
+	for (i = 0; i < ep->nr_listeners; i++)
+		if (ids[i])
+			rdma_destroy_id(ids[i]);
+	for (i = 0; i < ep->nr_listeners; i++) {
+		kvreg_net_unlist(&ep->listeners[i].entry);
+		kvreg_dev_put(ep->listeners[i].dev);
+	}
+	mutex_destroy(&ep->mutex);
+	kfree(ep);
+}
+
+/* Another address for an endpoint of @kf: it stays while the file does. */
+static int kvreg_listen_more(struct kvreg_file *kf, struct kvreg_listen *arg,
+			     struct kvreg_error *err)
+{
+	struct kvreg_endpoint *ep;
+
+	/* Endpoints go only at release, which no ioctl can run beside. */
+	mutex_lock(&kf->lock);
+	ep = kvreg_endpoint_find(kf, arg->endpoint);
+	mutex_unlock(&kf->lock);
+	if (!ep) {
+		kvreg_set_error(err, KVREG_REASON_UNKNOWN_ENDPOINT,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_ENDPOINT;
+		return -ENOENT;
+	}
+	return kvreg_endpoint_add(ep, arg, err);
 }
 
 int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
@@ -132,35 +235,34 @@ int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
 	struct kvreg_endpoint *ep;
 	int ret;
 
-	if (arg->flags)
+	if (arg->flags & ~KVREG_LISTEN_F_ADD_ADDRESS)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->reserved || arg->device_index || arg->endpoint)
+	if (arg->reserved || arg->device_index)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
-	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
+	if (arg->flags & KVREG_LISTEN_F_ADD_ADDRESS)
+		return kvreg_listen_more(kf, arg, err);
+	if (arg->endpoint)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	ep = kvreg_endpoint_alloc(kf);
 	if (!ep) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		return -ENOMEM;
 	}
-	ep->kf = kf;
-	kvreg_net_entry_init(&ep->entry, kf, KVREG_CONN_KIND_ENDPOINT);
-	get_random_bytes(ep->secret, sizeof(ep->secret));
-	ret = kvreg_endpoint_bind(ep, arg, err);
-	if (ret) {
-		if (err->reason != KVREG_REASON_BAD_ARGUMENT)
-			kvreg_set_net_error(err, err->reason, &arg->addr);
-		kfree(ep);
-		return ret;
-	}
-	ep->addr = arg->addr;
-
+	/* Numbered first: its listener is listed with the handle. */
 	mutex_lock(&kf->lock);
 	ep->handle = ++kf->next_endpoint;
+	mutex_unlock(&kf->lock);
+	ret = kvreg_endpoint_add(ep, arg, err);
+	if (ret) {
+		kvreg_endpoint_free(ep);
+		return ret;
+	}
+
+	mutex_lock(&kf->lock);
 	list_add_tail(&ep->node, &kf->endpoints);
 	mutex_unlock(&kf->lock);
-	kvreg_net_list_endpoint(ep);
 	arg->endpoint = ep->handle;
-	arg->device_index = ep->dev->index;
 	return 0;
 }
 
@@ -168,20 +270,13 @@ int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
 void kvreg_endpoints_release(struct kvreg_file *kf)
 {
 	struct kvreg_endpoint *ep, *tmp;
-	struct rdma_cm_id *id;
 	LIST_HEAD(eps);
 
 	mutex_lock(&kf->lock);
 	list_splice_init(&kf->endpoints, &eps);
 	mutex_unlock(&kf->lock);
 	list_for_each_entry_safe(ep, tmp, &eps, node) {
-		/* Waits for a CONNECT_REQUEST in its callback: no kf->lock. */
-		id = xchg(&ep->cm_id, NULL);
-		if (id)
-			rdma_destroy_id(id);
 		list_del(&ep->node);
-		kvreg_net_unlist(&ep->entry);
-		kvreg_dev_put(ep->dev);
-		kfree(ep);
+		kvreg_endpoint_free(ep);
 	}
 }

@@ -11,6 +11,10 @@
  *   kvreg_devs_lock (device table) is never held across any of the above.
  *   kvreg_net_lock (net_list.c: the list of endpoints and connections) is
  *   innermost: taken under kvreg_file.lock or alone, and takes nothing.
+ *
+ * A file's rails to one endpoint (rails.c): kvreg_peer.mutex (connecting
+ * and swapping rails) is taken alone or before kvreg_file.lock;
+ * kvreg_peer.lock (a spinlock, also from the CQ's softirq) is innermost.
  */
 #ifndef KVREG_H
 #define KVREG_H
@@ -238,16 +242,19 @@ struct kvreg_rchunk {
 	u32 rkey;
 };
 
+/* A region's MRs on one path's device: they tile the whole region. */
+struct kvreg_rpath {
+	u32 nr_chunks;
+	struct kvreg_rchunk *chunks;	/* kvmalloc'ed, in region order */
+};
+
 /* A descriptor as IMPORT read it (desc.c). */
 struct kvreg_desc {
 	u64 length;
 	u32 access;
-	u32 nr_chunks;
-	struct kvreg_rchunk *chunks;	/* kvmalloc'ed, in region order */
-	u16 family;
-	u16 port;
-	u32 scope_id;
-	u8 addr[16];
+	u32 nr_paths;
+	struct kvreg_net_addr addrs[KVREG_DESC_MAX_PATHS];
+	struct kvreg_rpath paths[KVREG_DESC_MAX_PATHS];
 	u8 secret[KVREG_SECRET_LEN];
 };
 
@@ -270,8 +277,12 @@ struct kvreg_net_entry {
 	atomic64_t ops;
 	atomic64_t ops_failed;
 	atomic64_t bytes;
+	atomic64_t failovers;
 	u32 last_wc_status;		/* WRITE_ONCE/READ_ONCE */
+	u32 device_index;		/* a listener's */
 };
+
+struct kvreg_peer;
 
 /*
  * One RDMA CM connection (conn.c), serving one open file: its QP lives
@@ -325,33 +336,88 @@ struct kvreg_conn {
 	struct delayed_work keepalive;
 	struct ib_cqe keepalive_cqe;
 	atomic_t keepalive_busy;
-	/* Active: what it was made for, so imports of one endpoint share. */
+	/* Active: the address it connects to, and the endpoint's secret. */
 	struct kvreg_net_addr peer;
 	u8 secret[KVREG_SECRET_LEN];
+	u64 device_mask;		/* local devices it may use; 0: any */
+	/*
+	 * Active: the rail it is (rails.c), set before it is listed; the
+	 * peer outlives it on the list. @lost_fn runs (from the CM's
+	 * callback) when it goes down, so the rail is mended.
+	 */
+	struct kvreg_peer *rail_peer;
+	u32 rail;
+	void (*lost_fn)(struct kvreg_conn *conn);
 };
 
-/* A listening endpoint of a file (endpoint.c). */
+struct kvreg_endpoint;
+
+/*
+ * One address an endpoint listens on (endpoint.c). Set before it is
+ * counted in @nr_listeners; then only @cm_id changes: swapped to NULL by
+ * whoever destroys it (see kvreg_conn.cm_id).
+ */
+struct kvreg_listener {
+	struct kvreg_endpoint *ep;
+	struct kvreg_net_entry entry;
+	struct rdma_cm_id *cm_id;
+	struct kvreg_dev *dev;		/* the address's device; a ref */
+	struct kvreg_net_addr addr;	/* as bound, port included */
+};
+
+/* A listening endpoint of a file: one secret, an address per rail. */
 struct kvreg_endpoint {
 	struct list_head node;		/* on kf->endpoints; kf->lock */
-	struct kvreg_net_entry entry;
 	u64 handle;
 	struct kvreg_file *kf;
-	struct kvreg_dev *dev;		/* the address's device; a ref */
-	/* Swapped to NULL by whoever destroys it (see kvreg_conn.cm_id). */
-	struct rdma_cm_id *cm_id;
-	struct kvreg_net_addr addr;	/* as bound, port included */
 	u8 secret[KVREG_SECRET_LEN];
+	/* Serialises adding listeners, and readers of @nr_listeners. */
+	struct mutex mutex;
+	u32 nr_listeners;
+	struct kvreg_listener listeners[KVREG_DESC_MAX_PATHS];
+};
+
+/* One path of a peer's endpoint, and the connection that serves it. */
+struct kvreg_rail {
+	struct kvreg_net_addr addr;
+	struct kvreg_conn *conn;	/* a reference; NULL: never up */
+	bool excluded;			/* its device is not in device_mask */
+};
+
+/*
+ * A file's rails to one endpoint (rails.c): a connection per path of its
+ * descriptors, shared by every region imported from it with the same
+ * device mask. Held by each of those regions; the last put lets every
+ * rail go. @lock (a spinlock: the CQ's softirq takes it) protects each
+ * rail's @conn, @nr_rails, @retry and @closing; @mutex serialises making
+ * and mending rails, and is never taken under @lock or kf->lock.
+ */
+struct kvreg_peer {
+	struct kref ref;
+	struct kvreg_file *kf;
+	u64 id;
+	u64 device_mask;
+	u8 secret[KVREG_SECRET_LEN];
+	struct mutex mutex;		/* see above */
+	spinlock_t lock;		/* see above */
+	u32 nr_rails;
+	struct kvreg_rail rails[KVREG_DESC_MAX_PATHS];
+	u32 next;			/* round robin among equals */
+	bool closing;
+	/* Rails that are down are connected again from here. */
+	struct delayed_work mend;
+	unsigned int mend_ms;
 };
 
 /* An imported region (remote.c): a transfer holds a reference. */
 struct kvreg_rregion {
 	struct kref ref;
 	u64 handle;
-	struct kvreg_conn *conn;	/* active; a reference */
+	struct kvreg_peer *peer;	/* a reference */
 	u64 length;
 	u32 access;
-	u32 nr_chunks;
-	struct kvreg_rchunk *chunks;
+	/* By rail index of @peer; a rail the region is not on has none. */
+	struct kvreg_rpath paths[KVREG_DESC_MAX_PATHS];
 };
 
 struct kvreg_file {
@@ -367,6 +433,8 @@ struct kvreg_file {
 	u32 next_handle;
 	struct kvreg_mm *km;		/* the opener's; fixed for life */
 	kuid_t uid;			/* the opener's effective uid */
+	/* The opener's: where rails are connected, from work items too. */
+	struct net *net;
 	struct list_head endpoints;	/* kvreg_endpoint.node */
 	struct list_head conns;		/* passive kvreg_conn.file_node */
 	struct xarray remotes;		/* kvreg_rregion, by handle */
@@ -383,6 +451,9 @@ struct kvreg_file {
 	u32 nr_done;
 	u32 nr_inflight;
 	wait_queue_head_t cq_wait;
+	/* Parts of operations whose rail failed, for another (@cq_lock). */
+	struct list_head retry;
+	struct delayed_work retry_work;
 };
 
 /* Host-wide counters, readable through KVREG_IOC_STATS. */
@@ -544,12 +615,15 @@ bool kvreg_ops_ready(struct kvreg_file *kf);
 void kvreg_ops_release(struct kvreg_file *kf);
 
 /* desc.c: pure, no locks. */
-size_t kvreg_desc_size(u32 nr_chunks);
+size_t kvreg_desc_size(u32 nr_paths, u64 nr_chunks);
+/* Path i: @addrs[i], and the MRs of @rds[i] (all of @reg). */
 void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
-		      const struct kvreg_reg_dev *rd,
-		      const struct kvreg_net_addr *addr, const u8 *secret);
+		      const struct kvreg_reg_dev *const *rds,
+		      const struct kvreg_net_addr *addrs, u32 nr_paths,
+		      const u8 *secret);
 int kvreg_desc_parse(const void *blob, size_t size, struct kvreg_desc *out,
 		     struct kvreg_error *err);
+void kvreg_rpaths_free(struct kvreg_rpath *paths, u32 nr);
 
 /* conn.c */
 int kvreg_conn_init(void);
@@ -557,8 +631,10 @@ void kvreg_conn_exit(void);
 int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *cm_id,
 		      const struct rdma_cm_event *event, const u8 *secret);
 struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
-				      const struct kvreg_desc *desc,
+				      const struct kvreg_net_addr *addr,
+				      const u8 *secret, u64 device_mask,
 				      u32 timeout_ms, struct kvreg_error *err);
+bool kvreg_conn_usable(struct kvreg_conn *conn);
 void kvreg_conn_put(struct kvreg_conn *conn);
 void kvreg_conns_release(struct kvreg_file *kf);
 void kvreg_conn_abort(struct kvreg_conn *conn);
@@ -574,10 +650,28 @@ struct kvreg_endpoint *kvreg_endpoint_find(struct kvreg_file *kf,
 					   u64 handle);
 void kvreg_endpoints_release(struct kvreg_file *kf);
 
+/* rails.c */
+int kvreg_rails_init(void);
+void kvreg_rails_exit(void);
+int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
+		      u64 device_mask, u32 timeout_ms,
+		      struct kvreg_rregion *rr, u32 *rails, u32 *device_index,
+		      struct kvreg_error *err);
+void kvreg_peer_put(struct kvreg_peer *peer);
+struct kvreg_conn *kvreg_rail_get(struct kvreg_rregion *rr,
+				  struct kvreg_reg *local, u32 prefer_dev,
+				  u32 tried, u32 *rail);
+bool kvreg_rail_take_slots(struct kvreg_peer *peer, struct kvreg_conn **conns,
+			   const u32 *slots, u32 n);
+void kvreg_rail_kick(struct kvreg_peer *peer);
+u32 kvreg_rails_left(const struct kvreg_rregion *rr, u32 tried);
+bool kvreg_rail_on_device(const struct kvreg_rregion *rr, u32 dev_index);
+void kvreg_peer_abort(struct kvreg_peer *peer);
+
 /* net_list.c */
 void kvreg_net_entry_init(struct kvreg_net_entry *e, struct kvreg_file *kf,
 			  u32 kind);
-void kvreg_net_list_endpoint(struct kvreg_endpoint *ep);
+void kvreg_net_list_listener(struct kvreg_listener *ln);
 void kvreg_net_list_conn(struct kvreg_conn *conn, struct rdma_cm_id *id);
 void kvreg_net_unlist(struct kvreg_net_entry *e);
 void kvreg_net_start(struct kvreg_net_entry *e);
@@ -594,8 +688,8 @@ int kvreg_unimport(struct kvreg_file *kf, u64 handle,
 		   struct kvreg_error *err);
 struct kvreg_rregion *kvreg_rregion_get(struct kvreg_file *kf, u64 handle);
 void kvreg_rregion_put(struct kvreg_rregion *rr);
-const struct kvreg_rchunk *kvreg_rregion_chunk(const struct kvreg_rregion *rr,
-					       u64 offset);
+const struct kvreg_rchunk *kvreg_rpath_chunk(const struct kvreg_rpath *path,
+					     u64 offset);
 void kvreg_remotes_release(struct kvreg_file *kf);
 
 /* transfer.c */
@@ -615,6 +709,9 @@ struct kvreg_target {
 	struct kvreg_qp *q;
 	struct kvreg_side *side;
 	struct kvreg_rregion *rr;	/* then rva is the region offset */
+	/* A region's: the rail carrying it (a reference), its chunks. */
+	struct kvreg_conn *conn;
+	const struct kvreg_rpath *path;
 };
 
 int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,

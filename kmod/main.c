@@ -13,6 +13,8 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/nsproxy.h>
+#include <net/net_namespace.h>
 
 #include "kvreg.h"
 
@@ -33,13 +35,13 @@ static_assert(sizeof(struct kvreg_features) == KVREG_FEATURES_SIZE_VER0);
 static_assert(sizeof(struct kvreg_error) == KVREG_ERROR_SIZE_VER1);
 static_assert(sizeof(struct kvreg_listen) == KVREG_LISTEN_SIZE_VER0);
 static_assert(sizeof(struct kvreg_export) == KVREG_EXPORT_SIZE_VER0);
-static_assert(sizeof(struct kvreg_import) == KVREG_IMPORT_SIZE_VER0);
+static_assert(sizeof(struct kvreg_import) == KVREG_IMPORT_SIZE_VER1);
 static_assert(sizeof(struct kvreg_unimport) == KVREG_UNIMPORT_SIZE_VER0);
 static_assert(sizeof(struct kvreg_op) == KVREG_OP_SIZE_VER0);
 static_assert(sizeof(struct kvreg_submit) == KVREG_SUBMIT_SIZE_VER0);
 static_assert(sizeof(struct kvreg_completion) == KVREG_COMPLETION_SIZE_VER0);
 static_assert(sizeof(struct kvreg_reap) == KVREG_REAP_SIZE_VER0);
-static_assert(sizeof(struct kvreg_conn_info) == KVREG_CONN_INFO_SIZE_VER0);
+static_assert(sizeof(struct kvreg_conn_info) == KVREG_CONN_INFO_SIZE_VER1);
 static_assert(sizeof(struct kvreg_conns) == KVREG_CONNS_SIZE_VER0);
 
 static struct dentry *kvreg_debugfs;
@@ -185,7 +187,7 @@ static int kvreg_cmd_features(struct kvreg_file *kf, void *karg,
 			KVREG_FEATURE_PARALLEL_TRANSFER |
 			KVREG_FEATURE_RAW_REMOTE |
 			KVREG_FEATURE_REMOTE | KVREG_FEATURE_SUBMIT |
-			KVREG_FEATURE_CONNS;
+			KVREG_FEATURE_CONNS | KVREG_FEATURE_RAILS;
 	return 0;
 }
 
@@ -447,6 +449,7 @@ static int kvreg_open(struct inode *inode, struct file *filp)
 		return ret;
 	}
 	kf->uid = filp->f_cred->euid;
+	kf->net = get_net(current->nsproxy->net_ns);
 	filp->private_data = kf;
 	return nonseekable_open(inode, filp);
 }
@@ -468,6 +471,7 @@ static int kvreg_release(struct inode *inode, struct file *filp)
 	kvreg_remotes_release(kf);
 	kvreg_conns_release(kf);
 	kvreg_file_release(kf);
+	put_net(kf->net);
 	kvreg_mm_put(kf->km);
 	kfree(kf);
 	return 0;
@@ -513,9 +517,12 @@ static int __init kvreg_init(void)
 	ret = kvreg_conn_init();
 	if (ret)
 		goto err_parallel;
-	ret = kvreg_devices_init();
+	ret = kvreg_rails_init();
 	if (ret)
 		goto err_conn;
+	ret = kvreg_devices_init();
+	if (ret)
+		goto err_rails;
 	ret = misc_register(&kvreg_misc);
 	if (ret)
 		goto err_devices;
@@ -527,6 +534,8 @@ static int __init kvreg_init(void)
 
 err_devices:
 	kvreg_devices_exit();
+err_rails:
+	kvreg_rails_exit();
 err_conn:
 	kvreg_conn_exit();
 err_parallel:
@@ -539,6 +548,7 @@ static void __exit kvreg_exit(void)
 	debugfs_remove_recursive(kvreg_debugfs);
 	misc_deregister(&kvreg_misc);
 	kvreg_devices_exit();
+	kvreg_rails_exit();
 	kvreg_conn_exit();
 	kvreg_parallel_exit();
 	WARN_ON(kvreg_acct_host_pinned_bytes());

@@ -47,13 +47,13 @@ void kvreg_net_entry_init(struct kvreg_net_entry *e, struct kvreg_file *kf,
 	memcpy(e->comm, kf->km->comm, sizeof(e->comm));
 }
 
-/* An endpoint, once bound: @local is its address, port included. */
-void kvreg_net_list_endpoint(struct kvreg_endpoint *ep)
+/* A listener, once bound: @local is its address, port included. */
+void kvreg_net_list_listener(struct kvreg_listener *ln)
 {
-	ep->entry.local = ep->addr;
-	ep->entry.endpoint = ep->handle;
+	ln->entry.local = ln->addr;
+	ln->entry.endpoint = ln->ep->handle;
 	mutex_lock(&kvreg_net_lock);
-	list_add_tail(&ep->entry.node, &kvreg_net_entries);
+	list_add_tail(&ln->entry.node, &kvreg_net_entries);
 	mutex_unlock(&kvreg_net_lock);
 }
 
@@ -100,8 +100,9 @@ void kvreg_net_count(struct kvreg_net_entry *e, u64 bytes, u32 wc_status,
 static void kvreg_net_fill(const struct kvreg_net_entry *e,
 			   struct kvreg_conn_info *ci)
 {
+	const struct kvreg_listener *ln;
 	const struct kvreg_conn *conn;
-	const struct kvreg_endpoint *ep;
+	const struct kvreg_peer *peer;
 
 	memset(ci, 0, sizeof(*ci));
 	ci->pid = e->tgid;
@@ -116,14 +117,24 @@ static void kvreg_net_fill(const struct kvreg_net_entry *e,
 	ci->ops_failed = atomic64_read(&e->ops_failed);
 	ci->bytes = atomic64_read(&e->bytes);
 	ci->last_wc_status = READ_ONCE(e->last_wc_status);
+	ci->failovers = atomic64_read(&e->failovers);
 	if (e->kind == KVREG_CONN_KIND_ENDPOINT) {
-		ep = container_of(e, struct kvreg_endpoint, entry);
-		ci->state = KVREG_CONN_STATE_LISTENING;
-		ci->device_index = ep->dev->index;
+		/* Its device removed: down until it is bound again. */
+		ln = container_of(e, struct kvreg_listener, entry);
+		ci->state = READ_ONCE(ln->cm_id) ? KVREG_CONN_STATE_LISTENING :
+			    KVREG_CONN_STATE_LOST;
+		ci->device_index = READ_ONCE(e->device_index);
 		return;
 	}
 	conn = container_of(e, struct kvreg_conn, entry);
 	ci->device_index = conn->dev->index;
+	/* A rail's peer unlists its connections before it is freed. */
+	peer = READ_ONCE(conn->rail_peer);
+	if (peer) {
+		ci->rail_group = peer->id;
+		ci->rail = READ_ONCE(conn->rail);
+		ci->rails = READ_ONCE(peer->nr_rails);
+	}
 	/* Once up, @ready falls only with its QP in the error state. */
 	if (READ_ONCE(conn->lost))
 		ci->state = KVREG_CONN_STATE_LOST;

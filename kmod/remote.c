@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Remote regions: EXPORT writes a registration's descriptor for a peer;
- * IMPORT reads a peer's, connects to its endpoint (or shares the file's
- * connection to it) and gives a handle that TRANSFER takes with
- * KVREG_TRANSFER_F_REMOTE_REGION; UNIMPORT drops it. A transfer holds the
- * region, and the region its connection, by reference.
+ * IMPORT reads a peer's, connects to its endpoint on each of its paths
+ * (or shares the file's rails to it, rails.c) and gives a handle that
+ * TRANSFER and SUBMIT take; UNIMPORT drops it. A transfer holds the
+ * region, and the region its rails, by reference.
  */
 #include <linux/slab.h>
 
@@ -19,12 +19,10 @@
 
 static int kvreg_export_check(struct kvreg_file *kf, struct kvreg_export *arg,
 			      struct kvreg_endpoint **epp,
-			      struct kvreg_reg_dev **rdp,
-			      struct kvreg_error *err)
+			      struct kvreg_reg **regp, struct kvreg_error *err)
 {
 	struct kvreg_endpoint *ep = kvreg_endpoint_find(kf, arg->endpoint);
 	struct kvreg_reg *reg;
-	u32 i;
 
 	lockdep_assert_held(&kf->lock);
 	if (!ep) {
@@ -50,23 +48,78 @@ static int kvreg_export_check(struct kvreg_file *kf, struct kvreg_export *arg,
 		err->usage = reg->access;
 		return -EACCES;
 	}
-	for (i = 0; i < reg->nr_devs; i++) {
-		if (reg->devs[i].dev == ep->dev) {
-			*epp = ep;
-			*rdp = &reg->devs[i];
-			return 0;
+	*epp = ep;
+	*regp = reg;
+	return 0;
+}
+
+/* What EXPORT puts in a descriptor: a path per device that can serve it. */
+struct kvreg_export_paths {
+	u32 nr;
+	u64 chunks;
+	const struct kvreg_reg_dev *rds[KVREG_DESC_MAX_PATHS];
+	struct kvreg_net_addr addrs[KVREG_DESC_MAX_PATHS];
+};
+
+/*
+ * With ep->mutex held: one path per listener that is up on a device the
+ * registration has live MRs on, one per device (a device's rkeys are the
+ * same whichever of its addresses is used). Each device's teardown_rwsem
+ * is held for read on return, in path order, for kvreg_export_unlock().
+ */
+static int kvreg_export_lock(struct kvreg_endpoint *ep, struct kvreg_reg *reg,
+			     struct kvreg_export_paths *ps,
+			     struct kvreg_error *err)
+{
+	u32 l, i, p, first_dev = KVREG_NO_DEVICE_INDEX;
+
+	lockdep_assert_held(&ep->mutex);
+	for (l = 0; l < ep->nr_listeners; l++) {
+		struct kvreg_listener *ln = &ep->listeners[l];
+		struct kvreg_dev *kdev = ln->dev;
+		const struct kvreg_reg_dev *rd = NULL;
+
+		if (first_dev == KVREG_NO_DEVICE_INDEX)
+			first_dev = kdev->index;
+		for (p = 0; p < ps->nr; p++)
+			if (ps->rds[p]->dev == kdev)
+				break;
+		if (p < ps->nr || !READ_ONCE(ln->cm_id))
+			continue;
+		for (i = 0; i < reg->nr_devs; i++)
+			if (reg->devs[i].dev == kdev)
+				rd = &reg->devs[i];
+		if (!rd)
+			continue;
+		/* A class per path: lockdep sees no recursion, and none is. */
+		down_read_nested(&kdev->teardown_rwsem, ps->nr);
+		if (kdev->dead || !READ_ONCE(rd->live)) {
+			up_read(&kdev->teardown_rwsem);
+			continue;
 		}
+		ps->rds[ps->nr] = rd;
+		ps->addrs[ps->nr] = ln->addr;
+		ps->chunks += rd->nr_mrs;
+		ps->nr++;
 	}
-	kvreg_set_error(err, KVREG_REASON_NO_DEVICE, ep->dev->index);
+	if (ps->nr)
+		return 0;
+	kvreg_set_error(err, KVREG_REASON_NO_DEVICE, first_dev);
 	return -ENODEV;
+}
+
+static void kvreg_export_unlock(struct kvreg_export_paths *ps)
+{
+	while (ps->nr--)
+		up_read(&ps->rds[ps->nr]->dev->teardown_rwsem);
 }
 
 int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 		 struct kvreg_error *err)
 {
+	struct kvreg_export_paths ps = {};
 	struct kvreg_endpoint *ep;
-	struct kvreg_reg_dev *rd;
-	struct kvreg_dev *kdev;
+	struct kvreg_reg *reg;
 	void *blob = NULL;
 	size_t size = 0;
 	int ret;
@@ -77,17 +130,14 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 
 	mutex_lock(&kf->lock);
-	ret = kvreg_export_check(kf, arg, &ep, &rd, err);
+	ret = kvreg_export_check(kf, arg, &ep, &reg, err);
 	if (ret)
 		goto out_unlock;
-	kdev = ep->dev;
-	down_read(&kdev->teardown_rwsem);
-	if (kdev->dead || !READ_ONCE(rd->live) || !READ_ONCE(ep->cm_id)) {
-		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
-		ret = -ENODEV;
-		goto out_rwsem;
-	}
-	size = kvreg_desc_size(rd->nr_mrs);
+	mutex_lock(&ep->mutex);
+	ret = kvreg_export_lock(ep, reg, &ps, err);
+	if (ret)
+		goto out_ep;
+	size = kvreg_desc_size(ps.nr, ps.chunks);
 	if (arg->desc_capacity < size) {
 		kvreg_bad_arg(err, KVREG_ARG_DESCRIPTOR);
 		err->request = size;
@@ -102,9 +152,12 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 		ret = -ENOMEM;
 		goto out_rwsem;
 	}
-	kvreg_desc_build(blob, size, rd->reg, rd, &ep->addr, ep->secret);
+	kvreg_desc_build(blob, size, reg, ps.rds, ps.addrs, ps.nr,
+			 ep->secret);
 out_rwsem:
-	up_read(&kdev->teardown_rwsem);
+	kvreg_export_unlock(&ps);
+out_ep:
+	mutex_unlock(&ep->mutex);
 out_unlock:
 	mutex_unlock(&kf->lock);
 	if (size)
@@ -121,9 +174,9 @@ static void kvreg_rregion_release(struct kref *ref)
 {
 	struct kvreg_rregion *rr = container_of(ref, struct kvreg_rregion, ref);
 
-	if (rr->conn)
-		kvreg_conn_put(rr->conn);
-	kvfree(rr->chunks);
+	if (rr->peer)
+		kvreg_peer_put(rr->peer);
+	kvreg_rpaths_free(rr->paths, KVREG_DESC_MAX_PATHS);
 	kfree(rr);
 }
 
@@ -146,37 +199,13 @@ struct kvreg_rregion *kvreg_rregion_get(struct kvreg_file *kf, u64 handle)
 	return rr;
 }
 
-/* A live connection of @kf to the endpoint @desc names, with a reference. */
-static struct kvreg_conn *kvreg_find_conn(struct kvreg_file *kf,
-					  const struct kvreg_desc *desc)
-{
-	struct kvreg_rregion *rr;
-	unsigned long id;
-
-	lockdep_assert_held(&kf->lock);
-	xa_for_each(&kf->remotes, id, rr) {
-		struct kvreg_conn *conn = rr->conn;
-
-		/* A QP in error (a refused key, a lost peer) is not reused. */
-		if (!READ_ONCE(conn->lost) && READ_ONCE(conn->q.ready) &&
-		    conn->peer.family == desc->family &&
-		    conn->peer.port == desc->port &&
-		    !memcmp(conn->peer.addr, desc->addr, sizeof(desc->addr)) &&
-		    !memcmp(conn->secret, desc->secret, KVREG_SECRET_LEN)) {
-			kref_get(&conn->ref);
-			return conn;
-		}
-	}
-	return NULL;
-}
-
 static int kvreg_import_check(struct kvreg_import *arg,
 			      struct kvreg_error *err)
 {
 	if (arg->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->reserved || arg->remote || arg->length || arg->access ||
-	    arg->device_index)
+	    arg->device_index || arg->rails || arg->paths)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	if (!arg->desc_size || arg->desc_size > KVREG_DESC_MAX_SIZE) {
 		/* request above limit: too large; zero: nothing given. */
@@ -200,9 +229,8 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 	u32 timeout = arg->timeout_ms ?: KVREG_CONNECT_TIMEOUT_MS;
 	struct kvreg_desc desc = {};
 	struct kvreg_rregion *rr;
-	struct kvreg_conn *conn;
+	u32 handle, rails, dev;
 	void *blob;
-	u32 handle;
 	int ret;
 
 	ret = kvreg_import_check(arg, err);
@@ -226,7 +254,7 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 
 	rr = kzalloc(sizeof(*rr), GFP_KERNEL_ACCOUNT);
 	if (!rr) {
-		kvfree(desc.chunks);
+		kvreg_rpaths_free(desc.paths, desc.nr_paths);
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		return -ENOMEM;
@@ -234,20 +262,13 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 	kref_init(&rr->ref);
 	rr->length = desc.length;
 	rr->access = desc.access;
-	rr->nr_chunks = desc.nr_chunks;
-	rr->chunks = desc.chunks;
-
-	mutex_lock(&kf->lock);
-	conn = kvreg_find_conn(kf, &desc);
-	mutex_unlock(&kf->lock);
 	/* Connecting takes seconds at worst: not under the file's lock. */
-	if (!conn)
-		conn = kvreg_conn_connect(kf, &desc, timeout, err);
-	if (IS_ERR(conn)) {
-		ret = PTR_ERR(conn);
+	ret = kvreg_peer_import(kf, &desc, arg->device_mask, timeout, rr,
+				&rails, &dev, err);
+	/* What the region did not take: paths that became no rail. */
+	kvreg_rpaths_free(desc.paths, desc.nr_paths);
+	if (ret)
 		goto err_free;
-	}
-	rr->conn = conn;
 
 	mutex_lock(&kf->lock);
 	ret = xa_alloc(&kf->remotes, &handle, rr, xa_limit_32b, GFP_KERNEL);
@@ -261,7 +282,9 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 	arg->remote = handle;
 	arg->length = rr->length;
 	arg->access = rr->access;
-	arg->device_index = conn->dev->index;
+	arg->device_index = dev;
+	arg->rails = rails;
+	arg->paths = desc.nr_paths;
 	return 0;
 
 err_free:
@@ -288,21 +311,21 @@ int kvreg_unimport(struct kvreg_file *kf, u64 handle, struct kvreg_error *err)
 	return 0;
 }
 
-/* The chunk holding region offset @offset, which is below rr->length. */
-const struct kvreg_rchunk *kvreg_rregion_chunk(const struct kvreg_rregion *rr,
-					       u64 offset)
+/* The chunk holding region offset @offset, below the region's length. */
+const struct kvreg_rchunk *kvreg_rpath_chunk(const struct kvreg_rpath *path,
+					     u64 offset)
 {
-	u32 lo = 0, hi = rr->nr_chunks;
+	u32 lo = 0, hi = path->nr_chunks;
 
 	while (hi - lo > 1) {
 		u32 mid = lo + (hi - lo) / 2;
 
-		if (rr->chunks[mid].start <= offset)
+		if (path->chunks[mid].start <= offset)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return &rr->chunks[lo];
+	return &path->chunks[lo];
 }
 
 void kvreg_remotes_release(struct kvreg_file *kf)

@@ -57,6 +57,13 @@ static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 		err->usage = reg->access;
 		return -EACCES;
 	}
+	/* A region's rail picks the device, later: the registration only. */
+	if (device_index == KVREG_NO_DEVICE_INDEX) {
+		kref_get(&reg->kref);
+		side->reg = reg;
+		side->va = reg->addr + offset;
+		return 0;
+	}
 	for (i = 0; i < reg->nr_devs; i++) {
 		struct kvreg_reg_dev *rd = &reg->devs[i];
 
@@ -109,8 +116,8 @@ static int kvreg_check_transfer(struct kvreg_transfer *arg,
 int kvreg_target_at(struct kvreg_target *t, struct kvreg_transfer *arg,
 		    u64 rva, u64 *seg, u64 *raddr, u32 *rkey)
 {
-	if (t->rr) {
-		const struct kvreg_rchunk *c = kvreg_rregion_chunk(t->rr, rva);
+	if (t->path) {
+		const struct kvreg_rchunk *c = kvreg_rpath_chunk(t->path, rva);
 
 		*seg = min(*seg, c->start + c->length - rva);
 		*raddr = c->iova + (rva - c->start);
@@ -213,9 +220,8 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 				kdev->index);
 		err->driver_errno = ret;
 		err->wc_status = wc_status;
-		if (t->rr)
-			kvreg_set_net_error(err, err->reason,
-					    &t->rr->conn->peer);
+		if (t->conn)
+			kvreg_set_net_error(err, err->reason, &t->conn->peer);
 		/* However it was noticed: a flush, a retry limit, no QP. */
 		if (err->reason == KVREG_REASON_CONN_LOST)
 			ret = -ENOTCONN;
@@ -240,10 +246,10 @@ static int kvreg_resolve_region(struct kvreg_file *kf,
 		return -ENOENT;
 	}
 	t->rr = rr;
-	if (arg->device_index != rr->conn->dev->index) {
+	if (arg->device_index != KVREG_NO_DEVICE_INDEX &&
+	    !kvreg_rail_on_device(rr, arg->device_index)) {
 		kvreg_bad_arg(err, KVREG_ARG_DEVICE);
 		err->request = arg->device_index;
-		err->limit = rr->conn->dev->index;
 		return -EINVAL;
 	}
 	if (arg->remote_offset > rr->length ||
@@ -263,7 +269,6 @@ static int kvreg_resolve_region(struct kvreg_file *kf,
 		err->usage = rr->access;
 		return -EACCES;
 	}
-	t->q = &rr->conn->q;
 	return 0;
 }
 
@@ -276,8 +281,8 @@ int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
 		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED, kdev->index);
 		return -ENODEV;
 	}
-	if (t->rr) {
-		struct kvreg_conn *conn = t->rr->conn;
+	if (t->conn) {
+		struct kvreg_conn *conn = t->conn;
 
 		/* Its QP must be in the PD of the local side's MRs. */
 		if (conn->fdev != local->rd->fdev) {
@@ -323,6 +328,7 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	if (!ret)
 		ret = kvreg_resolve_side(kf, arg->local_handle,
 					 arg->local_offset, arg->length,
+					 region ? KVREG_NO_DEVICE_INDEX :
 					 arg->device_index,
 					 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
 					 KVREG_ARG_OFFSET, local, err);
@@ -344,12 +350,102 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 void kvreg_transfer_release(struct kvreg_side *local,
 			    struct kvreg_side *remote, struct kvreg_target *t)
 {
+	if (t->conn)
+		kvreg_conn_put(t->conn);
 	if (t->rr)
 		kvreg_rregion_put(t->rr);
 	if (remote->reg)
 		kvreg_reg_put(remote->reg);
 	if (local->reg)
 		kvreg_reg_put(local->reg);
+}
+
+/* @reg's MRs on @kdev, live or not; a registration not on it has none. */
+static struct kvreg_reg_dev *kvreg_reg_on(struct kvreg_reg *reg,
+					  struct kvreg_dev *kdev)
+{
+	u32 i;
+
+	for (i = 0; i < reg->nr_devs; i++)
+		if (reg->devs[i].dev == kdev)
+			return &reg->devs[i];
+	return NULL;
+}
+
+/*
+ * One try of a transfer on an imported region, on rail @rail: what the
+ * caller holds in @local and @t (a reference on @t->conn) stays held.
+ */
+static int kvreg_transfer_on_rail(struct kvreg_transfer *arg,
+				  struct kvreg_side *local,
+				  struct kvreg_target *t, u32 rail,
+				  struct kvreg_rdma_batch *batch,
+				  struct kvreg_error *err)
+{
+	struct kvreg_conn *conn = t->conn;
+	struct kvreg_dev *kdev = conn->dev;
+	int ret;
+
+	local->rd = kvreg_reg_on(local->reg, kdev);
+	t->q = &conn->q;
+	t->path = &t->rr->paths[rail];
+	down_read(&kdev->teardown_rwsem);
+	ret = local->rd ? kvreg_target_live(kdev, local, t, err) : -ENODEV;
+	if (!local->rd)
+		kvreg_set_error(err, KVREG_REASON_NO_DEVICE, kdev->index);
+	if (!ret) {
+		kvreg_net_start(&conn->entry);
+		ret = kvreg_post_transfer(arg, local, t, batch, err);
+		kvreg_net_count(&conn->entry, arg->length,
+				ret ? err->wc_status : 0, !ret);
+	}
+	up_read(&kdev->teardown_rwsem);
+	return ret;
+}
+
+/*
+ * On an imported region: on the rail of arg->device_index first, and on
+ * each other rail in turn for as long as the one tried was lost (moving
+ * the same bytes again is harmless). The answer is the last rail's.
+ */
+static int kvreg_transfer_rails(struct kvreg_transfer *arg,
+				struct kvreg_side *local,
+				struct kvreg_target *t,
+				struct kvreg_rdma_batch *batch,
+				struct kvreg_error *err)
+{
+	struct kvreg_rregion *rr = t->rr;
+	u32 tried = 0, rail;
+	int ret;
+
+	for (;;) {
+		t->conn = kvreg_rail_get(rr, local->reg, arg->device_index,
+					 tried, &rail);
+		if (!t->conn)
+			break;
+		ret = kvreg_transfer_on_rail(arg, local, t, rail, batch, err);
+		if (ret != -ENOTCONN)
+			return ret;
+		kvreg_rail_kick(rr->peer);
+		tried |= BIT(rail);
+		if (!kvreg_rails_left(rr, tried))
+			return ret;
+		atomic64_inc(&t->conn->entry.failovers);
+		kvreg_conn_put(t->conn);
+		t->conn = NULL;
+		memset(err, 0, sizeof(*err));
+	}
+	if (tried)
+		return -ENOTCONN;
+	/* None is up: the reason is the first rail's. */
+	for (rail = 0; rail < KVREG_DESC_MAX_PATHS; rail++)
+		if (rr->paths[rail].chunks)
+			break;
+	kvreg_set_error(err, KVREG_REASON_CONN_LOST, KVREG_NO_DEVICE_INDEX);
+	if (rail < KVREG_DESC_MAX_PATHS)
+		kvreg_set_net_error(err, err->reason,
+				    &rr->peer->rails[rail].addr);
+	return -ENOTCONN;
 }
 
 int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
@@ -373,18 +469,16 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	ret = kvreg_transfer_resolve(kf, arg, &local, &remote, &t, err);
 	if (ret)
 		goto out_put;
+	if (t.rr) {
+		ret = kvreg_transfer_rails(arg, &local, &t, batch, err);
+		goto out_put;
+	}
 
 	kdev = local.rd->dev;
 	down_read(&kdev->teardown_rwsem);
 	ret = kvreg_target_live(kdev, &local, &t, err);
-	if (!ret && t.rr) {
-		kvreg_net_start(&t.rr->conn->entry);
+	if (!ret)
 		ret = kvreg_post_transfer(arg, &local, &t, batch, err);
-		kvreg_net_count(&t.rr->conn->entry, arg->length,
-				ret ? err->wc_status : 0, !ret);
-	} else if (!ret) {
-		ret = kvreg_post_transfer(arg, &local, &t, batch, err);
-	}
 	up_read(&kdev->teardown_rwsem);
 out_put:
 	kvreg_transfer_release(&local, &remote, &t);

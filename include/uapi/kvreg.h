@@ -300,8 +300,9 @@ enum kvreg_transfer_op {
 #define KVREG_TRANSFER_F_RAW_REMOTE	(1U << 0)
 /*
  * remote_handle is a region imported with KVREG_IOC_IMPORT: the transfer
- * goes through its connection to the node that exported it, and
- * device_index must be the one IMPORT reported.
+ * goes through its connections to the node that exported it. device_index
+ * is the local device of one of its rails (IMPORT reports one), the rail
+ * tried first; when that rail has failed, the others carry it.
  */
 #define KVREG_TRANSFER_F_REMOTE_REGION	(1U << 1)
 
@@ -419,6 +420,12 @@ struct kvreg_procs {
 #define KVREG_FEATURE_SUBMIT		(1ULL << 4)
 /* KVREG_IOC_CONNS. */
 #define KVREG_FEATURE_CONNS		(1ULL << 5)
+/*
+ * Rails: KVREG_LISTEN_F_ADD_ADDRESS, descriptors with a path per address,
+ * IMPORT connecting on each (device_mask, rails), operations spread over
+ * the rails and moved off one that fails, rails reconnected by the module.
+ */
+#define KVREG_FEATURE_RAILS		(1ULL << 6)
 
 #define KVREG_FEATURES_SIZE_VER0	32
 struct kvreg_features {
@@ -447,16 +454,24 @@ struct kvreg_net_addr {
 	__u8 addr[16];		/* network byte order; IPv4 in the first 4 */
 };
 
-/* KVREG_IOC_LISTEN: an endpoint on a local address of an RDMA device. */
+/*
+ * KVREG_IOC_LISTEN: an endpoint on a local address of an RDMA device.
+ * With KVREG_LISTEN_F_ADD_ADDRESS, @endpoint (in) is an endpoint of this
+ * file and @addr becomes another of its addresses, with the same secret:
+ * one rail per address, on the device that owns it (at most
+ * KVREG_DESC_MAX_PATHS). A listener whose device is removed comes back by
+ * itself, on the same port, once an RDMA device owns the address again.
+ */
+#define KVREG_LISTEN_F_ADD_ADDRESS	(1U << 0)
 #define KVREG_LISTEN_SIZE_VER0	64
 struct kvreg_listen {
 	__u32 size;
-	__u32 flags;
+	__u32 flags;		/* KVREG_LISTEN_F_* */
 	__u64 error;
 	__u32 error_size;
 	__u32 device_index;	/* out: the device that owns the address */
 	struct kvreg_net_addr addr;	/* in; out: the port bound */
-	__u64 endpoint;		/* out: handle, for EXPORT */
+	__u64 endpoint;		/* out: handle, for EXPORT (in: to add to) */
 	__u32 backlog;		/* 0: the kernel's default */
 	__u32 reserved;
 };
@@ -478,11 +493,15 @@ struct kvreg_export {
 
 /*
  * KVREG_IOC_IMPORT: validate a descriptor and connect to its endpoint (or
- * share the file's connection to it). The region stays until UNIMPORT or
- * close; the connection while a region of it does.
+ * share the file's connections to it). A connection is made on each path
+ * of the descriptor (a rail), through the local device the route to that
+ * address takes; it succeeds when at least one rail is up, and the module
+ * keeps trying the others. The region stays until UNIMPORT or close; the
+ * rails while a region of them does.
  */
 #define KVREG_CONNECT_TIMEOUT_MS	5000
 #define KVREG_IMPORT_SIZE_VER0	64
+#define KVREG_IMPORT_SIZE_VER1	80	/* adds device_mask, rails, paths */
 struct kvreg_import {
 	__u32 size;
 	__u32 flags;
@@ -496,6 +515,10 @@ struct kvreg_import {
 	__u32 device_index;	/* out: the local device it goes through */
 	__u32 timeout_ms;	/* 0: KVREG_CONNECT_TIMEOUT_MS */
 	__u32 reserved;
+	/* VER1 */
+	__u64 device_mask;	/* in: local devices rails may use; 0: any */
+	__u32 rails;		/* out: rails up now */
+	__u32 paths;		/* out: paths the descriptor offers */
 };
 
 /* KVREG_IOC_UNIMPORT */
@@ -511,16 +534,22 @@ struct kvreg_unimport {
 
 /*
  * KVREG_IOC_SUBMIT: operations on imported regions, posted without
- * waiting. Each completes, once, into the file's completion queue, which
- * KVREG_IOC_REAP drains and poll() reports (POLLIN while completions
- * wait). Work in flight is bounded per connection (KVREG_SUBMIT_DEPTH
- * work requests): a full queue accepts fewer operations, never blocks.
+ * waiting. With several rails, an operation of KVREG_RAIL_SPLIT_MIN bytes
+ * or more is split over them, a smaller one goes to the rail with the
+ * least in flight; what was in flight on a rail that fails is posted again
+ * on another (a READ or WRITE of the same bytes may be repeated), so an
+ * operation fails only when no rail is left to carry it. Each completes,
+ * once, into the file's completion queue, which KVREG_IOC_REAP drains and
+ * poll() reports (POLLIN while completions wait). Work in flight is
+ * bounded per rail (KVREG_SUBMIT_DEPTH work requests): a full queue
+ * accepts fewer operations, never blocks.
  * An operation is split at the MR boundaries of both sides into at most
  * KVREG_OP_MAX_PIECES work requests. SUBMIT stops at the first operation
  * it refuses: with some accepted it succeeds and says how many; with none
  * it fails with that operation's reason.
  */
 #define KVREG_SUBMIT_DEPTH	128
+#define KVREG_RAIL_SPLIT_MIN	(256U << 10)
 #define KVREG_OP_MAX_PIECES	16
 #define KVREG_SUBMIT_MAX	4096	/* operations in one call */
 
@@ -587,7 +616,10 @@ struct kvreg_reap {
  * at iova + (o - that chunk's start). checksum is 32-bit FNV-1a
  * (offset basis 0x811c9dc5, prime 0x01000193) over all total_size bytes
  * with the checksum field taken as zero. A reader refuses a head_size
- * below its own and ignores bytes of the head past what it knows.
+ * below its own and ignores bytes of the head past what it knows. Each
+ * path is one address of the endpoint and the region's MRs on the device
+ * that owns it (rkeys are per device); each path's chunks tile the whole
+ * region. A reader that uses one path takes the first.
  */
 #define KVREG_DESC_MAGIC	0x4452564bU	/* "KVRD" */
 #define KVREG_DESC_VERSION	1
@@ -671,6 +703,7 @@ enum kvreg_conn_state {
 };
 
 #define KVREG_CONN_INFO_SIZE_VER0	128
+#define KVREG_CONN_INFO_SIZE_VER1	152	/* adds the rail */
 struct kvreg_conn_info {
 	__u32 pid;		/* the process that opened the file */
 	__u32 uid;		/* its effective uid at open */
@@ -687,6 +720,16 @@ struct kvreg_conn_info {
 	__u64 bytes;		/* moved by the operations that succeeded */
 	__u32 last_wc_status;	/* of the last failed operation, or 0 */
 	__u32 reserved;
+	/*
+	 * VER1. An active connection is one rail of the file's connections
+	 * to one endpoint: @rail_group names them (0: none), @rail is the
+	 * descriptor path it serves. @failovers counts operations that were
+	 * in flight on it when it failed and were posted again elsewhere.
+	 */
+	__u64 rail_group;
+	__u32 rail;
+	__u32 rails;		/* rails of the group, up or not */
+	__u64 failovers;
 };
 
 /*

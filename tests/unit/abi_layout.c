@@ -16,7 +16,7 @@
 	_Static_assert(offsetof(struct type, size) == 0, #type " size"); \
 	_Static_assert(offsetof(struct type, flags) == 4, #type " flags");
 
-/* Each struct's first published size is its size in this header. */
+/* Each struct's size in this header: its first, or its latest published. */
 LAYOUT(kvreg_error, KVREG_ERROR_SIZE_VER1)
 _Static_assert(offsetof(struct kvreg_error, addr_family) ==
 	       KVREG_ERROR_SIZE_VER0, "the record grew at its end");
@@ -35,13 +35,17 @@ LAYOUT(kvreg_procs, KVREG_PROCS_SIZE_VER0)
 LAYOUT(kvreg_features, KVREG_FEATURES_SIZE_VER0)
 LAYOUT(kvreg_listen, KVREG_LISTEN_SIZE_VER0)
 LAYOUT(kvreg_export, KVREG_EXPORT_SIZE_VER0)
-LAYOUT(kvreg_import, KVREG_IMPORT_SIZE_VER0)
+LAYOUT(kvreg_import, KVREG_IMPORT_SIZE_VER1)
+_Static_assert(offsetof(struct kvreg_import, device_mask) ==
+	       KVREG_IMPORT_SIZE_VER0, "IMPORT grew at its end");
 LAYOUT(kvreg_unimport, KVREG_UNIMPORT_SIZE_VER0)
 LAYOUT(kvreg_op, KVREG_OP_SIZE_VER0)
 LAYOUT(kvreg_submit, KVREG_SUBMIT_SIZE_VER0)
 LAYOUT(kvreg_completion, KVREG_COMPLETION_SIZE_VER0)
 LAYOUT(kvreg_reap, KVREG_REAP_SIZE_VER0)
-LAYOUT(kvreg_conn_info, KVREG_CONN_INFO_SIZE_VER0)
+LAYOUT(kvreg_conn_info, KVREG_CONN_INFO_SIZE_VER1)
+_Static_assert(offsetof(struct kvreg_conn_info, rail_group) ==
+	       KVREG_CONN_INFO_SIZE_VER0, "the connection info grew at its end");
 LAYOUT(kvreg_conns, KVREG_CONNS_SIZE_VER0)
 /* Wire formats: read by peers that may not share this header's compiler. */
 LAYOUT(kvreg_net_addr, 24)
