@@ -141,27 +141,44 @@ int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
  * registration with remote access as a descriptor: bytes it ships to
  * another node by its own means. There kvreg_import() checks it and
  * connects (timeout_ms per step, 0: KVREG_CONNECT_TIMEOUT_MS), sharing
- * one connection per endpoint; transfers then go to and from the peer's
- * memory. kvreg_export() with capacity 0 returns the size needed in *size
- * (and -ENOSPC).
+ * the file's connections per endpoint; transfers then go to and from the
+ * peer's memory. kvreg_export() with capacity 0 returns the size needed
+ * in *size (and -ENOSPC).
+ *
+ * Rails: kvreg_listen_add() gives an endpoint another address (on another
+ * device); the descriptor then has a path per address, and the importer
+ * connects on each (kvreg_import_devices() limits which local devices it
+ * may use). Operations spread over the rails, move off one that fails,
+ * and use it again once the module has reconnected it.
  */
 int kvreg_listen(struct kvreg *kv, const char *address, uint16_t port,
 		 uint64_t *endpoint, uint16_t *bound_port,
 		 struct kvreg_error *err);
+int kvreg_listen_add(struct kvreg *kv, uint64_t endpoint,
+		     const char *address, uint16_t port, uint16_t *bound_port,
+		     struct kvreg_error *err);
 int kvreg_export(struct kvreg *kv, uint64_t endpoint,
 		 const struct kvreg_mr *mr, void *desc, size_t capacity,
 		 size_t *size, struct kvreg_error *err);
 int kvreg_import(struct kvreg *kv, const void *desc, size_t size,
 		 uint32_t timeout_ms, struct kvreg_remote **remotep,
 		 struct kvreg_error *err);
+/* device_mask: bit i allows local device i for its rails; 0: any. */
+int kvreg_import_devices(struct kvreg *kv, const void *desc, size_t size,
+			 uint32_t timeout_ms, uint64_t device_mask,
+			 struct kvreg_remote **remotep,
+			 struct kvreg_error *err);
 /* Drops the region (and, with its last region, the connection); frees it. */
 int kvreg_unimport(struct kvreg *kv, struct kvreg_remote *remote,
 		   struct kvreg_error *err);
 uint64_t kvreg_remote_handle(const struct kvreg_remote *remote);
 uint64_t kvreg_remote_length(const struct kvreg_remote *remote);
 uint32_t kvreg_remote_access(const struct kvreg_remote *remote);
-/* The local device its connection goes through. */
+/* The local device of its first rail that was up at import. */
 uint32_t kvreg_remote_device(const struct kvreg_remote *remote);
+/* Rails up at import, and paths the descriptor offered. */
+uint32_t kvreg_remote_rails(const struct kvreg_remote *remote);
+uint32_t kvreg_remote_paths(const struct kvreg_remote *remote);
 int kvreg_transfer_remote(struct kvreg *kv, enum kvreg_transfer_op op,
 			  const struct kvreg_mr *local, uint64_t local_offset,
 			  const struct kvreg_remote *remote,
@@ -171,7 +188,7 @@ int kvreg_transfer_remote(struct kvreg *kv, enum kvreg_transfer_op op,
 /*
  * Batches, asynchronously: kvreg_submit() posts up to count operations
  * (kvreg_op_prep() fills one) without waiting and says how many it took:
- * fewer when a connection's queue is full (KVREG_SUBMIT_DEPTH work
+ * fewer when a rail's queue is full (KVREG_SUBMIT_DEPTH work
  * requests in flight), never blocking. Each completes once;
  * kvreg_reap() returns up to capacity completions, waiting up to
  * timeout_ms for min_complete. kvreg_fd() is readable (poll, epoll)

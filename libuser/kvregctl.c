@@ -164,7 +164,7 @@ static int kvregctl_conns(struct kvreg *kv)
 	static const char *const states[] = { "?", "LISTENING", "CONNECTING",
 					      "ESTABLISHED", "LOST" };
 	struct kvreg_conn_info conns[256];
-	char local[64], peer[64], b[32];
+	char local[64], peer[64], b[32], rail[32];
 	struct kvreg_error err;
 	unsigned int n, i;
 	int ret;
@@ -172,21 +172,30 @@ static int kvregctl_conns(struct kvreg *kv)
 	ret = kvreg_conns(kv, conns, 256, &n, &err);
 	if (ret)
 		return kvregctl_fail("conns", &err, ret);
-	printf("%-8s %-12s %-8s %-11s %-3s %-22s %-22s %8s %10s %8s %10s\n",
-	       "PID", "COMMAND", "KIND", "STATE", "DEV", "LOCAL", "PEER",
-	       "INFLIGHT", "OPS", "FAILED", "BYTES");
+	printf("%-8s %-12s %-8s %-11s %-3s %-22s %-22s %-7s %8s %10s %8s "
+	       "%10s %9s\n", "PID", "COMMAND", "KIND", "STATE", "DEV", "LOCAL",
+	       "PEER", "RAIL", "INFLIGHT", "OPS", "FAILED", "BYTES",
+	       "FAILOVERS");
 	for (i = 0; i < n && i < 256; i++) {
 		const struct kvreg_conn_info *c = &conns[i];
 
-		printf("%-8u %-12.12s %-8s %-11s %-3u %-22s %-22s %8u %10llu "
-		       "%8llu %10s\n", c->pid, c->comm,
+		/* Group:rail/rails, as one peer's rails share a group. */
+		if (c->rail_group)
+			snprintf(rail, sizeof(rail), "%llu:%u/%u",
+				 (unsigned long long)c->rail_group, c->rail,
+				 c->rails);
+		else
+			snprintf(rail, sizeof(rail), "-");
+		printf("%-8u %-12.12s %-8s %-11s %-3u %-22s %-22s %-7s %8u "
+		       "%10llu %8llu %10s %9llu\n", c->pid, c->comm,
 		       kinds[c->kind < 4 ? c->kind : 0],
 		       states[c->state < 5 ? c->state : 0], c->device_index,
 		       kvregctl_addr(&c->local, local, sizeof(local)),
-		       kvregctl_addr(&c->peer, peer, sizeof(peer)),
+		       kvregctl_addr(&c->peer, peer, sizeof(peer)), rail,
 		       c->inflight, (unsigned long long)c->ops,
 		       (unsigned long long)c->ops_failed,
-		       kvregctl_bytes(c->bytes, b, sizeof(b)));
+		       kvregctl_bytes(c->bytes, b, sizeof(b)),
+		       (unsigned long long)c->failovers);
 	}
 	if (n > 256)
 		printf("(%u more not shown)\n", n - 256);

@@ -17,6 +17,8 @@ struct kvreg_remote {
 	uint64_t length;
 	uint32_t access;
 	uint32_t device_index;
+	uint32_t rails;
+	uint32_t paths;
 };
 
 /* "192.0.2.1" or "2001:db8::1" into the module's address. */
@@ -40,6 +42,23 @@ static int kvreg_parse_address(const char *address, uint16_t port,
 	return -EINVAL;
 }
 
+static int kvreg_listen_on(struct kvreg *kv, struct kvreg_listen *arg,
+			   const char *address, uint16_t port,
+			   uint16_t *bound_port, struct kvreg_error *err)
+{
+	int ret;
+
+	ret = kvreg_parse_address(address, port, &arg->addr, err);
+	if (ret)
+		return ret;
+	ret = kvreg__call(kv, KVREG_IOC_LISTEN, arg, err);
+	if (ret)
+		return ret;
+	if (bound_port)
+		*bound_port = arg->addr.port;
+	return 0;
+}
+
 int kvreg_listen(struct kvreg *kv, const char *address, uint16_t port,
 		 uint64_t *endpoint, uint16_t *bound_port,
 		 struct kvreg_error *err)
@@ -52,16 +71,28 @@ int kvreg_listen(struct kvreg *kv, const char *address, uint16_t port,
 		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
 	if (!address || !endpoint)
 		return kvreg__bad_pointer(err);
-	ret = kvreg_parse_address(address, port, &arg.addr, err);
-	if (ret)
-		return ret;
-	ret = kvreg__call(kv, KVREG_IOC_LISTEN, &arg, err);
-	if (ret)
-		return ret;
-	*endpoint = arg.endpoint;
-	if (bound_port)
-		*bound_port = arg.addr.port;
-	return 0;
+	ret = kvreg_listen_on(kv, &arg, address, port, bound_port, err);
+	if (!ret)
+		*endpoint = arg.endpoint;
+	return ret;
+}
+
+int kvreg_listen_add(struct kvreg *kv, uint64_t endpoint,
+		     const char *address, uint16_t port, uint16_t *bound_port,
+		     struct kvreg_error *err)
+{
+	struct kvreg_listen arg = {
+		.size = sizeof(arg),
+		.flags = KVREG_LISTEN_F_ADD_ADDRESS,
+		.endpoint = endpoint,
+	};
+
+	kvreg__error_init(err);
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!address)
+		return kvreg__bad_pointer(err);
+	return kvreg_listen_on(kv, &arg, address, port, bound_port, err);
 }
 
 int kvreg_export(struct kvreg *kv, uint64_t endpoint,
@@ -93,10 +124,21 @@ int kvreg_import(struct kvreg *kv, const void *desc, size_t size,
 		 uint32_t timeout_ms, struct kvreg_remote **remotep,
 		 struct kvreg_error *err)
 {
+	return kvreg_import_devices(kv, desc, size, timeout_ms, 0, remotep,
+				    err);
+}
+
+int kvreg_import_devices(struct kvreg *kv, const void *desc, size_t size,
+			 uint32_t timeout_ms, uint64_t device_mask,
+			 struct kvreg_remote **remotep,
+			 struct kvreg_error *err)
+{
+	/* A module from before rails takes it, the new fields being 0. */
 	struct kvreg_import arg = {
 		.size = sizeof(arg),
 		.desc = (uintptr_t)desc,
 		.timeout_ms = timeout_ms,
+		.device_mask = device_mask,
 	};
 	struct kvreg_remote *r;
 	int ret;
@@ -126,6 +168,9 @@ int kvreg_import(struct kvreg *kv, const void *desc, size_t size,
 	r->length = arg.length;
 	r->access = arg.access;
 	r->device_index = arg.device_index;
+	/* A module from before rails: one connection, one path. */
+	r->rails = arg.size >= KVREG_IMPORT_SIZE_VER1 ? arg.rails : 1;
+	r->paths = arg.size >= KVREG_IMPORT_SIZE_VER1 ? arg.paths : 1;
 	*remotep = r;
 	return 0;
 }
@@ -167,6 +212,16 @@ uint32_t kvreg_remote_access(const struct kvreg_remote *remote)
 uint32_t kvreg_remote_device(const struct kvreg_remote *remote)
 {
 	return remote ? remote->device_index : KVREG_NO_DEVICE_INDEX;
+}
+
+uint32_t kvreg_remote_rails(const struct kvreg_remote *remote)
+{
+	return remote ? remote->rails : 0;
+}
+
+uint32_t kvreg_remote_paths(const struct kvreg_remote *remote)
+{
+	return remote ? remote->paths : 0;
 }
 
 int kvreg_transfer_remote(struct kvreg *kv, enum kvreg_transfer_op op,

@@ -134,7 +134,9 @@ class _ConnInfo(ctypes.Structure):
                 ("ops", ctypes.c_uint64), ("ops_failed", ctypes.c_uint64),
                 ("bytes", ctypes.c_uint64),
                 ("last_wc_status", ctypes.c_uint32),
-                ("reserved", ctypes.c_uint32)]
+                ("reserved", ctypes.c_uint32),
+                ("rail_group", ctypes.c_uint64), ("rail", ctypes.c_uint32),
+                ("rails", ctypes.c_uint32), ("failovers", ctypes.c_uint64)]
 
 
 CONN_KINDS = {1: "endpoint", 2: "active", 3: "passive"}
@@ -232,11 +234,20 @@ def _load():
                                         ctypes.POINTER(u64),
                                         ctypes.POINTER(ctypes.c_uint16),
                                         perr]),
+        "kvreg_listen_add": (ctypes.c_int, [p, u64, ctypes.c_char_p,
+                                            ctypes.c_uint16,
+                                            ctypes.POINTER(ctypes.c_uint16),
+                                            perr]),
         "kvreg_export": (ctypes.c_int, [p, u64, p, p, ctypes.c_size_t,
                                         ctypes.POINTER(ctypes.c_size_t),
                                         perr]),
         "kvreg_import": (ctypes.c_int, [p, p, ctypes.c_size_t, u32,
                                         ctypes.POINTER(p), perr]),
+        "kvreg_import_devices": (ctypes.c_int, [p, p, ctypes.c_size_t, u32,
+                                                u64, ctypes.POINTER(p),
+                                                perr]),
+        "kvreg_remote_rails": (u32, [p]),
+        "kvreg_remote_paths": (u32, [p]),
         "kvreg_unimport": (ctypes.c_int, [p, p, perr]),
         "kvreg_remote_length": (u64, [p]),
         "kvreg_remote_handle": (u64, [p]),
@@ -440,6 +451,8 @@ class RemoteRegion:
         self.length = lib.kvreg_remote_length(remote)
         self.access = lib.kvreg_remote_access(remote)
         self.device_index = lib.kvreg_remote_device(remote)
+        self.rails = lib.kvreg_remote_rails(remote)
+        self.paths = lib.kvreg_remote_paths(remote)
 
     def _handle(self):
         return _libkvreg().kvreg_remote_handle(self._remote)
@@ -568,6 +581,14 @@ class Kvreg:
                    ctypes.byref(ep), ctypes.byref(bound))
         return Endpoint(ep.value, address, bound.value)
 
+    def listen_add(self, endpoint, address, port=0):
+        """Another address (a rail, on the device that owns it) for an
+        endpoint; returns the port bound."""
+        bound = ctypes.c_uint16()
+        self._call(_libkvreg().kvreg_listen_add, endpoint.handle,
+                   address.encode(), port, ctypes.byref(bound))
+        return bound.value
+
     def export(self, endpoint, registration):
         """The descriptor of a registration, as bytes, for a peer."""
         size = ctypes.c_size_t()
@@ -583,12 +604,13 @@ class Kvreg:
                    size.value, ctypes.byref(size))
         return buf.raw[:size.value]
 
-    def import_region(self, descriptor, timeout_ms=0):
-        """Connect to the endpoint a peer's descriptor names."""
+    def import_region(self, descriptor, timeout_ms=0, device_mask=0):
+        """Connect to the endpoint a peer's descriptor names, a rail per
+        path; device_mask (bit i: device i, 0: any) limits local devices."""
         remote = ctypes.c_void_p()
         desc = bytes(descriptor)
-        self._call(_libkvreg().kvreg_import, desc, len(desc), timeout_ms,
-                   ctypes.byref(remote))
+        self._call(_libkvreg().kvreg_import_devices, desc, len(desc),
+                   timeout_ms, device_mask, ctypes.byref(remote))
         return RemoteRegion(self, remote)
 
     def transfer_remote(self, op, local, local_offset, remote,
