@@ -334,7 +334,7 @@ pair_run() {
 	tests/guest/pair.sh "$OUT/$dir" "$PWD/$BUILD" "$3" "$4" "$5" "$6" \
 		"$prefix" || true
 	for side in a b; do
-		sed -n '/=== \|PASS\|FAIL\|check failed\|exporter\|pool\|desc\|failed\|ok, then/p' \
+		sed -n '/=== \|PASS\|FAIL\|check failed\|exporter\|importer\|pool\|desc\|failed\|ok, then/p' \
 			"$OUT/$dir/$side/console.log" | sed 's/^/    /' | head -60
 		guest_results "$OUT/$dir/$side" "${prefix}pair/guest-$side"
 	done

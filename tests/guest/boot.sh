@@ -12,8 +12,8 @@
 # the host.
 # For a pair of guests (tests/guest/pair.sh): KVREG_NET=listen:PORT or
 # connect:PORT gives the guest a virtio-net NIC (MAC KVREG_MAC) on a QEMU
-# socket link on 127.0.0.1, and KVREG_XCHG=DIR a directory both guests
-# share at /kvreg-x.
+# socket link on 127.0.0.1, KVREG_NET2 (MAC KVREG_MAC2) a second one, and
+# KVREG_XCHG=DIR a directory both guests share at /kvreg-x.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +38,12 @@ case ${KVREG_NET:-} in
 listen:*|connect:*)
 	NET=(-netdev "socket,id=n0,${KVREG_NET%%:*}=127.0.0.1:${KVREG_NET#*:}"
 	     -device "virtio-net-pci,netdev=n0,mac=${KVREG_MAC:-52:54:00:4b:56:01}") ;;
+esac
+# A second link (eth1), for rails: the same, on its own port.
+case ${KVREG_NET2:-} in
+listen:*|connect:*)
+	NET+=(-netdev "socket,id=n1,${KVREG_NET2%%:*}=127.0.0.1:${KVREG_NET2#*:}"
+	      -device "virtio-net-pci,netdev=n1,mac=${KVREG_MAC2:-52:54:00:4b:57:01}") ;;
 esac
 XCHG=()
 [ -n "${KVREG_XCHG:-}" ] &&

@@ -19,8 +19,8 @@ record() {
 	echo "$1 $PREFIX$2"
 }
 
-if [ "$ROLE" = export ]; then ADDR=192.0.2.1; PEER=192.0.2.2
-else ADDR=192.0.2.2; PEER=192.0.2.1; fi
+if [ "$ROLE" = export ]; then ADDR=192.0.2.1; PEER=192.0.2.2; N=1
+else ADDR=192.0.2.2; PEER=192.0.2.1; N=2; fi
 
 # Built in on the debug kernel: modprobe has nothing to do there.
 for m in virtio_net rdma_rxe rdma_cm ib_uverbs; do
@@ -29,6 +29,10 @@ done
 ip link set eth0 up
 ip addr add "$ADDR/24" dev eth0
 rdma link add rxe0 type rxe netdev eth0
+# The second link, for rails.
+ip link set eth1 up
+ip addr add "198.51.100.$N/24" dev eth1
+rdma link add rxe1 type rxe netdev eth1
 echo 64 > /proc/sys/vm/nr_hugepages
 if insmod "$KO" && [ -c /dev/kvreg ]; then
 	record PASS "pair/$ROLE/module-load"
@@ -39,7 +43,8 @@ else
 fi
 # The link first, so a failure below is kvreg's and not the network's.
 i=0
-until busybox ping -c 1 -W 1 "$PEER" > /dev/null 2>&1; do
+until busybox ping -c 1 -W 1 "$PEER" > /dev/null 2>&1 &&
+	busybox ping -c 1 -W 1 "198.51.100.$((3 - N))" > /dev/null 2>&1; do
 	i=$((i + 1))
 	[ $i -ge 60 ] && break
 done
@@ -95,7 +100,11 @@ if [ "$PREFIX" != debug/ ] && command -v ib_write_bw > /dev/null; then
 fi
 [ "$ROLE" = import ] && grep -E '^(kvreg|perftest)-bw' /tmp/pair.out > /kvreg-out/bench.txt
 
-# Last: the exporter takes its link down, then removes its device.
+# Both links and both devices: failover, reconnection, both down. It
+# leaves each guest with both links up and an rxe on each.
+pair_test rails "$BUILD/tests/pair/rails_pair" "$ROLE" "$X"
+
+# Last: the exporter removes its device, then takes its link down.
 if [ "$ROLE" = export ]; then
 	pair_test faults "$BUILD/tests/pair/pair_faults" export "$X" "$ADDR" \
 		eth0 rxe0

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * Rails between two guests joined by two links (tests/guest/pair.sh): the
+ * exporter listens on an address of each (rxe0 on eth0, rxe1 on eth1) and
+ * exports one pool; the importer's region has a rail on each link. Then:
+ *  - a batch of 4 KiB pages and 2 MiB operations is spread over both
+ *    rails (each carries some), and reads back what it wrote;
+ *  - with a queue of WRITEs kept full, the exporter takes one link down:
+ *    every operation completes successfully, moved to the other rail,
+ *    and the rail counts failovers; once the link is up the module
+ *    reconnects the rail by itself and it carries work again;
+ *  - both links down: every operation still in flight fails with
+ *    CONN_LOST and the peer's address within the bound, none hangs; both
+ *    up again, both rails are reconnected and used;
+ *  - the importer removes its own rxe1 mid-batch: every operation
+ *    completes; once added again the rail is reconnected on the new
+ *    device, and a registration made since uses it;
+ *  - the exporter removes its rxe0 mid-batch: every operation of that
+ *    registration completes, on rail 1.
+ * The exporter checks every byte of each slice its pool was written in.
+ *   rails_pair export DIR
+ *   rails_pair import DIR
+ */
+#include <arpa/inet.h>
+
+#include "kvpair.h"
+
+#define LEN	(16ULL << 20)
+#define SLICE	(LEN / 4)
+#define PAGE	(64 * 1024)
+#define DEPTH	64
+/* The retry limit of a rail is ~2 s; a rail is mended within seconds. */
+#define BOUND_S	20.0
+#define MEND_S	30.0
+#define STEP_S	120
+#define SEED	0x60
+
+static const char *const addrs[2] = { "192.0.2.1", "198.51.100.1" };
+
+static size_t get_step(const char *dir, const char *name, void *data,
+		       size_t cap)
+{
+	return get_file_within(dir, name, data, cap, STEP_S);
+}
+
+static void run(const char *who, const char *cmd)
+{
+	printf("%s: %s\n", who, cmd);
+	fflush(stdout);
+	CHECK(system(cmd) == 0, "%s failed", cmd);
+}
+
+/* The exporter's side of a step: wait for @go, run @cmd, say @done. */
+static void fault(const char *dir, const char *go, const char *cmd,
+		  const char *done)
+{
+	char b[16];
+
+	get_step(dir, go, b, sizeof(b));
+	run("exporter", cmd);
+	put_file(dir, done, "1", 1);
+}
+
+static int exporter(const char *dir)
+{
+	struct kvreg *kv = kvt_open();
+	uint8_t *pool = kvt_map_anon_scattered(LEN), desc[65536];
+	const struct kvreg_desc_head *head = (const void *)desc;
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	uint64_t ep;
+	char b[16];
+	size_t n;
+	int s;
+
+	kvt_fill(pool, LEN, SEED - 1);
+	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 0, &mr, &err),
+		 &err);
+	CHECK_OK(kvreg_listen(kv, addrs[0], 0, &ep, NULL, &err), &err);
+	CHECK_OK(kvreg_listen_add(kv, ep, addrs[1], 0, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &n, &err), &err);
+	CHECK(head->nr_paths == 2, "the descriptor has %u paths, not one per "
+	      "address", head->nr_paths);
+	put_file(dir, "rails-desc", desc, n);
+
+	fault(dir, "go-link1", "ip link set eth1 down", "link1-down");
+	fault(dir, "done-link1", "ip link set eth1 up", "link1-up");
+	fault(dir, "go-both", "ip link set eth0 down && ip link set eth1 down",
+	      "both-down");
+	fault(dir, "done-both", "ip link set eth0 up && ip link set eth1 up",
+	      "both-up");
+	fault(dir, "go-exp-dev", "rdma link delete rxe0", "exp-dev-gone");
+	fault(dir, "done-exp-dev", "rdma link add rxe0 type rxe netdev eth0",
+	      "exp-dev-back");
+
+	get_step(dir, "done-import", b, sizeof(b));
+	/* Slice s holds seed SEED + s, at its own offsets, every byte. */
+	for (s = 0; s < 4; s++) {
+		int64_t bad = kvt_mismatch(pool, s * SLICE, SLICE, SEED + s,
+					   s * SLICE);
+
+		CHECK(bad < 0, "slice %d: the importer's bytes differ at %lld",
+		      s, (long long)bad);
+	}
+	printf("exporter: every slice holds the importer's bytes\n");
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	kvreg_close(kv);
+	return T_PASS;
+}
+
+/* This process's active entry on rail @rail, or NULL. */
+static const struct kvreg_conn_info *rail_info(struct kvreg *kv, uint32_t rail,
+					       struct kvreg_conn_info *ci)
+{
+	struct kvreg_error err;
+	unsigned int n, i;
+
+	CHECK_OK(kvreg_conns(kv, ci, 32, &n, &err), &err);
+	for (i = 0; i < n && i < 32; i++)
+		if (ci[i].pid == (uint32_t)getpid() &&
+		    ci[i].kind == KVREG_CONN_KIND_ACTIVE && ci[i].rail_group &&
+		    ci[i].rail == rail)
+			return &ci[i];
+	return NULL;
+}
+
+struct rail_stat {
+	uint64_t ops, failovers;
+	uint32_t state;
+};
+
+static struct rail_stat rail_stat(struct kvreg *kv, uint32_t rail)
+{
+	struct kvreg_conn_info ci[32];
+	const struct kvreg_conn_info *c = rail_info(kv, rail, ci);
+	struct rail_stat st = { 0 };
+
+	if (c) {
+		st.ops = c->ops;
+		st.failovers = c->failovers;
+		st.state = c->state;
+	}
+	return st;
+}
+
+/* The module mends rail @rail by itself: ESTABLISHED within MEND_S. */
+static void wait_rail(struct kvreg *kv, uint32_t rail, const char *after)
+{
+	double t0 = kvt_now();
+
+	while (rail_stat(kv, rail).state != KVREG_CONN_STATE_ESTABLISHED) {
+		CHECK(kvt_now() - t0 < MEND_S, "rail %u not back %.0f s after "
+		      "%s", rail, MEND_S, after);
+		usleep(100 * 1000);
+	}
+	printf("importer: rail %u back %.1f s after %s\n", rail,
+	       kvt_now() - t0, after);
+}
+
+/* Submit @n ops, all of @len at @off + i * @len, and reap them: all OK. */
+static void batch(struct kvreg *kv, struct kvreg_mr *local,
+		  struct kvreg_remote *r, enum kvreg_transfer_op opc,
+		  uint64_t off, uint64_t len, unsigned int n)
+{
+	struct kvreg_completion comp[256];
+	struct kvreg_op ops[256];
+	struct kvreg_error err;
+	unsigned int i, done = 0, sent = 0, acc, got;
+	char m[512];
+
+	CHECK(n <= 256, "batch too large");
+	for (i = 0; i < n; i++)
+		kvreg_op_prep(&ops[i], opc, local, off + i * len, r,
+			      off + i * len, len, i);
+	while (done < n) {
+		if (sent < n) {
+			int ret = kvreg_submit(kv, ops + sent, n - sent, &acc,
+					       &err);
+
+			CHECK(!ret || ret == -EAGAIN, "submit: %d reason %u",
+			      ret, err.reason);
+			sent += acc;
+		}
+		CHECK_OK(kvreg_reap(kv, comp, 256, 1, 20000, &got, &err),
+			 &err);
+		CHECK(got, "no completion in 20 s");
+		for (i = 0; i < got; i++) {
+			kvreg_format_error(&comp[i].error, comp[i].status, m,
+					   sizeof(m));
+			CHECK(!comp[i].status, "op %llu: %s",
+			      (unsigned long long)comp[i].user_data, m);
+		}
+		done += got;
+	}
+}
+
+/* WRITE slice @s with its seed, READ it back into @back, compare. */
+static void round_trip(struct kvreg *kv, struct kvreg_mr *local,
+		       struct kvreg_mr *back_mr, uint8_t *back,
+		       struct kvreg_remote *r, int s)
+{
+	uint64_t off = s * SLICE;
+	int64_t bad;
+
+	batch(kv, local, r, KVREG_OP_WRITE, off, PAGE, SLICE / PAGE);
+	memset(back + off, 0, SLICE);
+	batch(kv, back_mr, r, KVREG_OP_READ, off, PAGE, SLICE / PAGE);
+	bad = kvt_mismatch(back, off, SLICE, SEED + s, off);
+	CHECK(bad < 0, "slice %d read back differs at %lld", s,
+	      (long long)bad);
+}
+
+struct storm {
+	unsigned int ok, failed, inflight;
+	double t_go, t_first_fail, t_done;
+};
+
+static void storm_reap(struct kvreg *kv, struct storm *s, bool may_fail,
+		       uint32_t peer_ip[2])
+{
+	struct kvreg_completion comp[DEPTH];
+	struct kvreg_error err;
+	unsigned int n, i;
+	char m[512];
+
+	CHECK_OK(kvreg_reap(kv, comp, DEPTH, 1, 200, &n, &err), &err);
+	for (i = 0; i < n; i++) {
+		const struct kvreg_error *e = &comp[i].error;
+
+		s->inflight--;
+		if (!comp[i].status) {
+			s->ok++;
+			continue;
+		}
+		kvreg_format_error(e, comp[i].status, m, sizeof(m));
+		CHECK(may_fail, "op %llu failed with a rail left: %s",
+		      (unsigned long long)comp[i].user_data, m);
+		if (!s->failed++)
+			s->t_first_fail = kvt_now();
+		CHECK(e->reason == KVREG_REASON_CONN_LOST &&
+		      comp[i].status == -ENOTCONN && e->addr_family == AF_INET &&
+		      (!memcmp(e->addr, &peer_ip[0], 4) ||
+		       !memcmp(e->addr, &peer_ip[1], 4)),
+		      "op %llu: %s; want CONN_LOST naming a peer address",
+		      (unsigned long long)comp[i].user_data, m);
+	}
+}
+
+/*
+ * Keep DEPTH WRITEs of slice @slice in flight (from @local, which starts
+ * at pool offset @lbase); ask for the fault with
+ * @go (a file for the exporter, or a command run here), and go on for
+ * two seconds after it is done, then drain. Without @may_fail every
+ * operation must succeed; with it, they may fail once the fault is in,
+ * with the reason, and the last within BOUND_S of the fault.
+ */
+static struct storm storm(struct kvreg *kv, struct kvreg_mr *local,
+			  uint64_t lbase, struct kvreg_remote *r,
+			  const char *dir, int slice, const char *go,
+			  const char *gone, const char *cmd, bool may_fail,
+			  uint32_t peer_ip[2])
+{
+	struct storm s = { 0 };
+	struct kvreg_error err;
+	struct kvreg_op op;
+	uint64_t next = 0;
+	double t_gone = 0;
+	unsigned int acc;
+	char b[16];
+
+	s.t_go = kvt_now();
+	if (cmd) {
+		/* Faults of its own: with work already in flight. */
+		usleep(300 * 1000);
+	} else {
+		put_file(dir, go, "1", 1);
+	}
+	for (;;) {
+		while (!s.failed && s.inflight < DEPTH &&
+		       (!t_gone || kvt_now() - t_gone < 2)) {
+			uint64_t off = slice * SLICE + (next * PAGE) % SLICE;
+			int ret;
+
+			kvreg_op_prep(&op, KVREG_OP_WRITE, local, off - lbase,
+				      r, off, PAGE, next);
+			ret = kvreg_submit(kv, &op, 1, &acc, &err);
+			if (ret == -EAGAIN || (may_fail && ret == -ENOTCONN))
+				break;
+			CHECK_OK(ret, &err);
+			s.inflight += acc;
+			next += acc;
+		}
+		if (!t_gone && cmd && kvt_now() - s.t_go > 0.5) {
+			run("importer", cmd);
+			t_gone = kvt_now();
+		}
+		if (!t_gone && !cmd) {
+			FILE *f;
+			char path[512];
+
+			snprintf(path, sizeof(path), "%s/%s", dir, gone);
+			f = fopen(path, "r");
+			if (f) {
+				fclose(f);
+				t_gone = kvt_now();
+			}
+		}
+		if (t_gone && !s.inflight &&
+		    (s.failed || kvt_now() - t_gone >= 2))
+			break;
+		if (s.inflight)
+			storm_reap(kv, &s, may_fail && t_gone, peer_ip);
+		else
+			usleep(10 * 1000);
+		CHECK(kvt_now() - s.t_go < STEP_S, "%.0f s into the storm, %u "
+		      "in flight", kvt_now() - s.t_go, s.inflight);
+	}
+	s.t_done = kvt_now();
+	if (!cmd)
+		(void)get_step(dir, gone, b, sizeof(b));
+	if (s.failed)
+		CHECK(s.t_done - t_gone <= BOUND_S, "the last failure came "
+		      "%.1f s after the fault; the bound is %.0f s",
+		      s.t_done - t_gone, BOUND_S);
+	printf("importer: %s: %u ok, %u failed; done %.1f s after the fault\n",
+	       go, s.ok, s.failed, s.t_done - t_gone);
+	return s;
+}
+
+/* Slice 2 again from @local2, which maps exactly it: 64 pages, all OK. */
+static void batch2(struct kvreg *kv, struct kvreg_mr *local2,
+		   struct kvreg_remote *r)
+{
+	struct kvreg_completion comp[64];
+	struct kvreg_op ops[64];
+	unsigned int i, acc, got, done = 0;
+	struct kvreg_error err;
+
+	for (i = 0; i < 64; i++)
+		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local2, i * SZ_4K, r,
+			      2 * SLICE + i * SZ_4K, SZ_4K, i);
+	CHECK_OK(kvreg_submit(kv, ops, 64, &acc, &err), &err);
+	CHECK(acc == 64, "accepted %u of 64", acc);
+	while (done < 64) {
+		CHECK_OK(kvreg_reap(kv, comp, 64, 1, 20000, &got, &err), &err);
+		CHECK(got, "no completion in 20 s");
+		for (i = 0; i < got; i++)
+			CHECK(!comp[i].status, "a WRITE failed: %d",
+			      comp[i].status);
+		done += got;
+	}
+}
+
+static struct kvreg_remote *import(struct kvreg *kv, const uint8_t *desc,
+				   size_t n)
+{
+	struct kvreg_remote *r = NULL;
+	struct kvreg_error err;
+	double t0 = kvt_now();
+	char m[512];
+	int ret;
+
+	/* The other guest's link may not have answered yet. */
+	for (;;) {
+		ret = kvreg_import(kv, desc, n, 5000, &r, &err);
+		if (!ret || kvt_now() - t0 > 60)
+			break;
+		kvreg_format_error(&err, ret, m, sizeof(m));
+		printf("importer: %.1f s: %s\n", kvt_now() - t0, m);
+		usleep(500 * 1000);
+	}
+	CHECK_OK(ret, &err);
+	CHECK(kvreg_remote_paths(r) == 2, "%u paths", kvreg_remote_paths(r));
+	return r;
+}
+
+static int importer(const char *dir)
+{
+	struct kvreg *kv = kvt_open();
+	uint8_t *mine = kvt_map_anon_scattered(LEN);
+	uint8_t *back = kvt_map_anon_scattered(LEN);
+	struct kvreg_mr *local, *back_mr, *local2;
+	struct rail_stat r0, r1, a0, a1;
+	static uint8_t desc[65536];
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	uint32_t peer_ip[2];
+	struct storm st;
+	size_t n;
+	int s;
+
+	CHECK(inet_pton(AF_INET, addrs[0], &peer_ip[0]) == 1 &&
+	      inet_pton(AF_INET, addrs[1], &peer_ip[1]) == 1, "inet_pton");
+	/* Slice s: seed SEED + s, as bytes of their offset in the pool. */
+	for (s = 0; s < 4; s++) {
+		uint64_t i;
+
+		for (i = 0; i < SLICE; i++)
+			mine[s * SLICE + i] = kvt_byte(SEED + s, s * SLICE + i);
+	}
+	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL, 0, &local,
+				&err), &err);
+	CHECK_OK(kvreg_register(kv, back, LEN, KVREG_ACCESS_ALL, 0, &back_mr,
+				&err), &err);
+	n = get_file(dir, "rails-desc", desc, sizeof(desc));
+	r = import(kv, desc, n);
+	if (kvreg_remote_rails(r) < 2)
+		wait_rail(kv, 1, "import");
+	wait_rail(kv, 0, "import");
+
+	/* Spread: 4 KiB pages go where there is room, 2 MiB ones split. */
+	batch(kv, local, r, KVREG_OP_WRITE, 0, SZ_4K, 256);
+	batch(kv, local, r, KVREG_OP_WRITE, 1ULL << 20, SZ_2M, 1);
+	round_trip(kv, local, back_mr, back, r, 0);
+	r0 = rail_stat(kv, 0);
+	r1 = rail_stat(kv, 1);
+	CHECK(r0.ops && r1.ops, "one rail idle: rail 0 %llu ops, rail 1 %llu",
+	      (unsigned long long)r0.ops, (unsigned long long)r1.ops);
+	printf("importer: spread over both rails: %llu and %llu parts\n",
+	       (unsigned long long)r0.ops, (unsigned long long)r1.ops);
+
+	/* One link down: nothing fails; the rail counts what it gave up. */
+	storm(kv, local, 0, r, dir, 1, "go-link1", "link1-down", NULL, false,
+	      peer_ip);
+	a1 = rail_stat(kv, 1);
+	CHECK(a1.failovers > r1.failovers, "rail 1 went down mid-batch and "
+	      "moved nothing: failovers %llu",
+	      (unsigned long long)a1.failovers);
+	round_trip(kv, local, back_mr, back, r, 1);
+	put_file(dir, "done-link1", "1", 1);
+	get_step(dir, "link1-up", desc, sizeof(desc));
+	wait_rail(kv, 1, "its link came up");
+	a1 = rail_stat(kv, 1);
+	batch(kv, local, r, KVREG_OP_WRITE, SLICE, SZ_4K, 256);
+	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 is back but carries "
+	      "nothing");
+
+	/* Both down: what is in flight fails, with the reason, in time. */
+	st = storm(kv, local, 0, r, dir, 3, "go-both", "both-down", NULL, true,
+		   peer_ip);
+	CHECK(st.failed, "both links down and nothing failed");
+	put_file(dir, "done-both", "1", 1);
+	get_step(dir, "both-up", desc, sizeof(desc));
+	wait_rail(kv, 0, "both links came up");
+	wait_rail(kv, 1, "both links came up");
+	a0 = rail_stat(kv, 0);
+	a1 = rail_stat(kv, 1);
+	round_trip(kv, local, back_mr, back, r, 3);
+	CHECK(rail_stat(kv, 0).ops > a0.ops && rail_stat(kv, 1).ops > a1.ops,
+	      "after both links came up, a rail carries nothing");
+
+	/* Its own device on rail 1 removed: rail 0 carries it all. */
+	a1 = rail_stat(kv, 1);
+	storm(kv, local, 0, r, dir, 2, "own rxe1", NULL, "rdma link delete rxe1",
+	      false, peer_ip);
+	CHECK(rail_stat(kv, 1).failovers > a1.failovers,
+	      "rail 1's device went mid-batch and it moved nothing");
+	round_trip(kv, local, back_mr, back, r, 2);
+	run("importer", "rdma link add rxe1 type rxe netdev eth1");
+	wait_rail(kv, 1, "rxe1 was added again");
+	/* Registered since: it has MRs on the new device, and uses it. */
+	CHECK_OK(kvreg_register(kv, mine + 2 * SLICE, SLICE, KVREG_ACCESS_ALL,
+				0, &local2, &err), &err);
+	a1 = rail_stat(kv, 1);
+	batch2(kv, local2, r);
+	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 on the new rxe1 carries "
+	      "nothing for a registration made after it came");
+
+	/* The exporter's rxe0 removed mid-batch: local2 goes on, on rail 1. */
+	a1 = rail_stat(kv, 1);
+	storm(kv, local2, 2 * SLICE, r, dir, 2, "go-exp-dev", "exp-dev-gone",
+	      NULL, false, peer_ip);
+	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 took nothing over");
+	put_file(dir, "done-exp-dev", "1", 1);
+	get_step(dir, "exp-dev-back", desc, sizeof(desc));
+
+	CHECK_OK(kvreg_deregister(kv, local2, &err), &err);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, back_mr, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	put_file(dir, "done-import", "1", 1);
+	kvreg_close(kv);
+	return T_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "export"))
+		return exporter(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "import"))
+		return importer(argv[2]);
+	fprintf(stderr, "usage: rails_pair export DIR | import DIR\n");
+	return T_FAIL;
+}
