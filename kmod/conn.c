@@ -14,6 +14,7 @@
  * it is destroyed.
  */
 #include <crypto/algapi.h>
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
@@ -153,6 +154,17 @@ static void kvreg_conn_close_work(struct work_struct *work)
 		container_of(work, struct kvreg_conn, close_work);
 	struct kvreg_file *kf = conn->kf;
 	bool unlink = false;
+
+	/*
+	 * Letting it go sends a DREQ, and rxe moves the GSI QP of a port
+	 * whose link is down to the error state for good when it sends one
+	 * there: no connection could be made on that port again. It is shown
+	 * LOST already; it goes once the port is up (or the file closes:
+	 * release flushes this work after setting @closing).
+	 */
+	while (!READ_ONCE(conn->dev->port_active) &&
+	       !READ_ONCE(conn->dev->dead) && !READ_ONCE(kf->closing))
+		msleep(200);
 
 	/* A closing file takes its connections down itself. */
 	mutex_lock(&kf->lock);

@@ -382,6 +382,9 @@ struct kvreg_rail {
 	struct kvreg_net_addr addr;
 	struct kvreg_conn *conn;	/* a reference; NULL: never up */
 	bool excluded;			/* its device is not in device_mask */
+	/* Why the last reconnect failed: under @mutex, read locklessly. */
+	u32 mend_reason;
+	s32 mend_errno;
 };
 
 /*

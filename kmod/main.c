@@ -464,7 +464,7 @@ static int kvreg_release(struct inode *inode, struct file *filp)
 	 * disconnected; only then do the registrations they reach go.
 	 */
 	mutex_lock(&kf->lock);
-	kf->closing = true;
+	WRITE_ONCE(kf->closing, true);
 	mutex_unlock(&kf->lock);
 	kvreg_endpoints_release(kf);
 	kvreg_ops_release(kf);

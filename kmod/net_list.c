@@ -134,6 +134,8 @@ static void kvreg_net_fill(const struct kvreg_net_entry *e,
 		ci->rail_group = peer->id;
 		ci->rail = READ_ONCE(conn->rail);
 		ci->rails = READ_ONCE(peer->nr_rails);
+		ci->mend_reason = READ_ONCE(peer->rails[ci->rail].mend_reason);
+		ci->mend_errno = READ_ONCE(peer->rails[ci->rail].mend_errno);
 	}
 	/* Once up, @ready falls only with its QP in the error state. */
 	if (READ_ONCE(conn->lost))

@@ -120,12 +120,36 @@ static bool kvreg_rail_down(struct kvreg_rail *rail)
 				   !kvreg_conn_usable(rail->conn));
 }
 
+/* With peer->mutex held: rail @i was tried again, and this came of it. */
+static void kvreg_rail_note(struct kvreg_peer *peer, u32 i, int ret,
+			    const struct kvreg_error *err)
+{
+	struct kvreg_rail *rail = &peer->rails[i];
+	struct sockaddr_storage ss;
+
+	kvreg_net_sockaddr(&rail->addr, &ss);
+	if (!ret) {
+		pr_info("kvreg: rail %u to %pISpc connected again, device %u\n",
+			i, &ss, rail->conn->dev->index);
+		WRITE_ONCE(rail->mend_reason, 0);
+		WRITE_ONCE(rail->mend_errno, 0);
+		return;
+	}
+	/* Once per change of reason: a rail down for long says it once. */
+	if (READ_ONCE(rail->mend_reason) != err->reason)
+		pr_info("kvreg: rail %u to %pISpc is down; connecting again failed: reason %u, errno %d\n",
+			i, &ss, err->reason, err->driver_errno ?: ret);
+	WRITE_ONCE(rail->mend_reason, err->reason);
+	WRITE_ONCE(rail->mend_errno, err->driver_errno ?: ret);
+}
+
 static void kvreg_peer_mend(struct work_struct *work)
 {
 	struct kvreg_peer *peer = container_of(to_delayed_work(work),
 					       struct kvreg_peer, mend);
 	struct kvreg_error err;
 	bool down = false;
+	int ret;
 	u32 i;
 
 	mutex_lock(&peer->mutex);
@@ -133,8 +157,9 @@ static void kvreg_peer_mend(struct work_struct *work)
 		if (!kvreg_rail_down(&peer->rails[i]))
 			continue;
 		memset(&err, 0, sizeof(err));
-		if (kvreg_rail_connect(peer, i, KVREG_MEND_TIMEOUT_MS, &err) &&
-		    !peer->rails[i].excluded)
+		ret = kvreg_rail_connect(peer, i, KVREG_MEND_TIMEOUT_MS, &err);
+		kvreg_rail_note(peer, i, ret, &err);
+		if (ret && !peer->rails[i].excluded)
 			down = true;
 	}
 	peer->mend_ms = down ? clamp(peer->mend_ms * 2, KVREG_MEND_MIN_MS,

@@ -423,6 +423,8 @@ static int kvreg_transfer_rails(struct kvreg_transfer *arg,
 					 tried, &rail);
 		if (!t->conn)
 			break;
+		/* The answer is this try's, not the one before. */
+		memset(err, 0, sizeof(*err));
 		ret = kvreg_transfer_on_rail(arg, local, t, rail, batch, err);
 		if (ret != -ENOTCONN)
 			return ret;
@@ -433,8 +435,8 @@ static int kvreg_transfer_rails(struct kvreg_transfer *arg,
 		atomic64_inc(&t->conn->entry.failovers);
 		kvreg_conn_put(t->conn);
 		t->conn = NULL;
-		memset(err, 0, sizeof(*err));
 	}
+	/* The last rail tried failed, and none other is up: its reason. */
 	if (tried)
 		return -ENOTCONN;
 	/* None is up: the reason is the first rail's. */

@@ -703,7 +703,7 @@ enum kvreg_conn_state {
 };
 
 #define KVREG_CONN_INFO_SIZE_VER0	128
-#define KVREG_CONN_INFO_SIZE_VER1	152	/* adds the rail */
+#define KVREG_CONN_INFO_SIZE_VER1	160	/* adds the rail */
 struct kvreg_conn_info {
 	__u32 pid;		/* the process that opened the file */
 	__u32 uid;		/* its effective uid at open */
@@ -725,11 +725,15 @@ struct kvreg_conn_info {
 	 * to one endpoint: @rail_group names them (0: none), @rail is the
 	 * descriptor path it serves. @failovers counts operations that were
 	 * in flight on it when it failed and were posted again elsewhere.
+	 * While it is LOST, the module connects it again: @mend_reason and
+	 * @mend_errno say why the last try failed (0: none failed yet).
 	 */
 	__u64 rail_group;
 	__u32 rail;
 	__u32 rails;		/* rails of the group, up or not */
 	__u64 failovers;
+	__u32 mend_reason;	/* enum kvreg_reason */
+	__s32 mend_errno;
 };
 
 /*

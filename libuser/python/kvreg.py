@@ -136,7 +136,9 @@ class _ConnInfo(ctypes.Structure):
                 ("last_wc_status", ctypes.c_uint32),
                 ("reserved", ctypes.c_uint32),
                 ("rail_group", ctypes.c_uint64), ("rail", ctypes.c_uint32),
-                ("rails", ctypes.c_uint32), ("failovers", ctypes.c_uint64)]
+                ("rails", ctypes.c_uint32), ("failovers", ctypes.c_uint64),
+                ("mend_reason", ctypes.c_uint32),
+                ("mend_errno", ctypes.c_int32)]
 
 
 CONN_KINDS = {1: "endpoint", 2: "active", 3: "passive"}
