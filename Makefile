@@ -93,7 +93,7 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 PAIR_BINS  := $(patsubst tests/pair/%.c,$(BUILD)/tests/pair/%,$(wildcard tests/pair/*.c))
 
 tests: $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS) $(PAIR_BINS) $(BUILD)/tests/demo \
-	$(BUILD)/examples/hicache_backend
+	$(BUILD)/examples/hicache_backend $(BUILD)/examples/hicache_remote
 
 # The library's host tests, which need no module: what a package build runs.
 unit-tests: $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))

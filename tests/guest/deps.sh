@@ -8,7 +8,7 @@ PKGS=(make gcc libc6-dev linux-headers-amd64 qemu-system-x86 busybox-static
       libibverbs-dev librdmacm-dev perftest dkms pkg-config binutils sparse
       linux-source-6.1 bc bison flex libelf-dev libssl-dev xz-utils
       gnuplot-nox debootstrap debhelper dh-dkms lintian fakeroot udev
-      python3 groff-base man-db ccache)
+      python3 python3-torch groff-base man-db ccache)
 
 missing=()
 for p in "${PKGS[@]}"; do
