@@ -1,15 +1,18 @@
 #!/bin/bash
-# Turn a bench run's raw lines (OUT/raw.txt) into OUT/results.md (tables,
-# targets, per-stage profile) and OUT/bench.png (time against size).
+# Turn a bench run's raw lines (OUT/raw.txt, and the pair's OUT/remote.txt)
+# into OUT/results.md (tables, targets, per-stage profile) and
+# OUT/bench.png (time against size; the remote panels on its last row).
 #   report.sh OUT
 set -euo pipefail
 OUT=$1
 RAW=$OUT/raw.txt
 HERE=$(cd "$(dirname "$0")" && pwd)
 
+REMOTE=$OUT/remote.txt
 {
 echo "# kvreg benchmark"
 echo
+if [ -s "$RAW" ]; then
 echo "One guest run, $(grep -c '^REG ' "$RAW") registration cases," \
      "medians. Ratio = kvreg / ibv_reg_mr (the peer registers once per" \
      "device); below 1 kvreg is faster. Times in ms."
@@ -75,6 +78,17 @@ awk '$1 == "PERF" && $5 == "bw" { bw[$3 " " $4] = $6 }
 	printf "| %s | %s | %.2f | %s | %s | %.1f | %s |\n", f[1], sz, kb[k],
 	       bw[k], ratio, kl[k], lat[k] } }' "$RAW"
 grep '^SKIP' "$RAW" | sed 's/^SKIP /- skipped: /' || true
+fi
+if [ -s "$REMOTE" ]; then
+	echo
+	echo "## Remote: two guests on two links (kvreg against perftest)"
+	echo
+	echo "One run of tests/bench/bench_remote.c and perftest between the"
+	echo "same two guests (rxe on each link; perftest on rxe0, kvreg on one"
+	echo "rail unless two are named). Ratio = kvreg / perftest."
+	echo
+	awk -f "$HERE/remote-report.awk" "$REMOTE"
+fi
 } > "$OUT/results.md"
 
 # One panel per backing and device count: register and deregister time
@@ -88,10 +102,21 @@ for b in 4KiB hugetlb THP; do
 		done
 	done
 done
+for o in write read; do
+	awk -v o=$o '$1 == "REMOTE-BW" && $3 == o { v[$4 " " $2] = $5; s[$4] = 1 }
+	    END { for (k in s) print k / 1024, v[k " kvreg"], v[k " perftest"] }' \
+	    "$REMOTE" 2>/dev/null | sort -n > "$OUT/plot-remote-$o.dat" || true
+done
+awk '$1 == "REMOTE-RATE" && $2 == "kvreg" { print $3, $4 }
+     $1 == "REMOTE-RATE" && $2 == "perftest" { p = $4 }
+     END { if (p) print "# perftest", p }' "$REMOTE" 2>/dev/null |
+	sort -n > "$OUT/plot-remote-rate.dat" || true
+awk '$1 == "REMOTE-RAILS" { print $4 / 1024, $2, $5 }' "$REMOTE" 2>/dev/null |
+	sort -n > "$OUT/plot-remote-rails.dat" || true
 {
-	echo 'set terminal pngcairo size 1800,1200 font ",10" noenhanced'
+	echo 'set terminal pngcairo size 1800,1600 font ",10" noenhanced'
 	echo "set output '$OUT/bench.png'"
-	echo 'set multiplot layout 3,4 title "kvreg vs ibv_reg_mr: time (ms) against size (MiB), medians, one guest run"'
+	echo 'set multiplot layout 4,4 title "kvreg vs ibv_reg_mr: time (ms) against size (MiB), medians, one guest run; last row: remote, kvreg vs perftest"'
 	echo 'set logscale xy; set key left top; set grid'
 	for b in 4KiB hugetlb THP; do
 		for d in 1 4; do
@@ -106,6 +131,30 @@ done
 			done
 		done
 	done
+	for o in write read; do
+		f=$OUT/plot-remote-$o.dat
+		echo "set title 'remote $o: MB/s against op size (KiB)'"
+		if [ -s "$f" ]; then
+			echo "plot '$f' u 1:2 w lp t 'kvreg', '' u 1:3 w lp t 'perftest'"
+		else
+			echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
+		fi
+	done
+	f=$OUT/plot-remote-rate.dat
+	echo "set title 'remote 4 KiB pages/s against batch size'"
+	if [ -s "$f" ]; then
+		p=$(sed -n 's/^# perftest //p' "$f")
+		echo "plot '$f' u 1:2 w lp t 'kvreg'${p:+, $p t 'ib_write_bw -s 4096'}"
+	else
+		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
+	fi
+	f=$OUT/plot-remote-rails.dat
+	echo "set title 'remote WRITE MB/s: one rail and two'"
+	if [ -s "$f" ]; then
+		echo "plot '$f' u 1:(\$2 == 1 ? \$3 : 1/0) w lp t 'one rail', '' u 1:(\$2 == 2 ? \$3 : 1/0) w lp t 'two rails'"
+	else
+		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
+	fi
 	echo 'unset multiplot'
 } | gnuplot 2> "$OUT/gnuplot.log"
 rm -f "$OUT"/plot-*.dat

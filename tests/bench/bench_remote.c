@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * The remote data path between two guests, for make bench: the exporter
+ * registers a pool (hugetlb when there are pages for it) on both of its
+ * devices, listens on an address of each and writes the descriptor; the
+ * importer measures, against the perftest runs that
+ * tests/bench/pair-bench-side.sh makes between the same guests:
+ *   REMOTE-BW kvreg OP SIZE MB/s       SUBMIT, DEPTH operations in flight
+ *   REMOTE-RATE kvreg BATCH pages/s    4 KiB pages, BATCH per SUBMIT+REAP
+ *   REMOTE-LAT kvreg|kvreg-sync 4096 us  one 4 KiB WRITE: SUBMIT+REAP, and
+ *                                      kvreg_transfer_remote()
+ *   REMOTE-RAILS 1|2 write SIZE MB/s   one rail (device mask) or both
+ * Every transfer's bytes are checked once, at the end, by READ.
+ *   bench_remote export DIR
+ *   bench_remote import DIR
+ */
+#include <arpa/inet.h>
+
+#include "kvbench.h"
+#include "kvpair.h"
+
+#define POOL	(64ULL << 20)
+#define DEPTH	32
+#define MOVE	(32ULL << 20)	/* bytes per throughput case */
+#define PAGES	4096		/* 4 KiB pages per page-rate case */
+#define LAT_N	500
+
+static const char *const addrs[2] = { "192.0.2.1", "198.51.100.1" };
+
+static uint8_t *map_pool(bool *huge)
+{
+	uint8_t *p = kvt_map_hugetlb(POOL);
+
+	*huge = p != NULL;
+	return p ? p : kvt_map_anon(POOL);
+}
+
+static int exporter(const char *dir)
+{
+	struct kvreg *kv = kvt_open();
+	uint8_t desc[65536], b[16];
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	uint8_t *pool;
+	uint64_t ep;
+	bool huge;
+	size_t n;
+
+	pool = map_pool(&huge);
+	kvt_fill(pool, POOL, 0x31);
+	CHECK_OK(kvreg_register(kv, pool, POOL, KVREG_ACCESS_ALL, 0, &mr, &err),
+		 &err);
+	CHECK_OK(kvreg_listen(kv, addrs[0], 0, &ep, NULL, &err), &err);
+	CHECK_OK(kvreg_listen_add(kv, ep, addrs[1], 0, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &n, &err), &err);
+	put_file(dir, "bench-desc", desc, n);
+	printf("exporter: %s pool of %llu MiB on both devices\n",
+	       huge ? "hugetlb" : "4 KiB", (unsigned long long)(POOL >> 20));
+	get_file(dir, "bench-done", b, sizeof(b));
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	kvreg_close(kv);
+	return T_PASS;
+}
+
+/*
+ * @count operations of @len bytes, at most @depth in flight, @batch per
+ * SUBMIT; @whole: each batch reaped whole before the next (as a cache's
+ * batch_set waits), else the queue kept full. Offsets cycle through the
+ * pool. Seconds taken.
+ */
+static double run_ops(struct kvreg *kv, struct kvreg_mr *local,
+		      struct kvreg_remote *r, enum kvreg_transfer_op opc,
+		      uint64_t len, unsigned int count, unsigned int batch,
+		      unsigned int depth, bool whole)
+{
+	struct kvreg_completion comp[256];
+	struct kvreg_op ops[256];
+	struct kvreg_error err;
+	unsigned int sent = 0, done = 0, inflight = 0, i, acc, got;
+	uint64_t slots = POOL / len;
+	double t0 = kvb_now_us();
+
+	while (done < count) {
+		unsigned int want = count - sent;
+
+		if (want > batch)
+			want = batch;
+		if (inflight + want > depth)
+			want = inflight < depth ? depth - inflight : 0;
+		for (i = 0; i < want; i++) {
+			uint64_t off = ((sent + i) % slots) * len;
+
+			kvreg_op_prep(&ops[i], opc, local, off, r, off, len,
+				      sent + i);
+		}
+		if (want) {
+			int ret = kvreg_submit(kv, ops, want, &acc, &err);
+
+			CHECK(!ret || ret == -EAGAIN, "submit: %d reason %u",
+			      ret, err.reason);
+			sent += acc;
+			inflight += acc;
+		}
+		CHECK_OK(kvreg_reap(kv, comp, 256, whole ? inflight : 1,
+				    30000, &got, &err), &err);
+		CHECK(got, "no completion in 30 s");
+		for (i = 0; i < got; i++)
+			CHECK(!comp[i].status, "op %llu: %d",
+			      (unsigned long long)comp[i].user_data,
+			      comp[i].status);
+		done += got;
+		inflight -= got;
+	}
+	return (kvb_now_us() - t0) / 1e6;
+}
+
+static double bw(struct kvreg *kv, struct kvreg_mr *local,
+		 struct kvreg_remote *r, enum kvreg_transfer_op opc,
+		 uint64_t len)
+{
+	unsigned int count = MOVE / len < 64 ? 64 : MOVE / len;
+	double s = run_ops(kv, local, r, opc, len, count, DEPTH, DEPTH,
+			   false);
+
+	return (double)count * len / s / 1e6;
+}
+
+static double lat_submit(struct kvreg *kv, struct kvreg_mr *local,
+			 struct kvreg_remote *r)
+{
+	static double v[LAT_N];
+	int i;
+
+	for (i = 0; i < LAT_N; i++) {
+		double t0 = kvb_now_us();
+
+		run_ops(kv, local, r, KVREG_OP_WRITE, SZ_4K, 1, 1, 1, true);
+		v[i] = kvb_now_us() - t0;
+	}
+	return kvb_median(v, LAT_N);
+}
+
+static double lat_sync(struct kvreg *kv, struct kvreg_mr *local,
+		       struct kvreg_remote *r)
+{
+	static double v[LAT_N];
+	struct kvreg_error err;
+	int i;
+
+	for (i = 0; i < LAT_N; i++) {
+		double t0 = kvb_now_us();
+
+		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r,
+					       0, SZ_4K, &err), &err);
+		v[i] = kvb_now_us() - t0;
+	}
+	return kvb_median(v, LAT_N);
+}
+
+/* The index of the device named @name. */
+static uint32_t device_named(struct kvreg *kv, const char *name)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	unsigned int n = kvt_devices(kv, devs), i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(devs[i].name, name))
+			return devs[i].index;
+	CHECK(0, "no device %s", name);
+	return 0;
+}
+
+static int importer(const char *dir)
+{
+	static const uint64_t sizes[] = { SZ_4K, 64 * 1024, SZ_2M, 8ULL << 20 };
+	static const unsigned int batches[] = { 1, 16, 64, 256 };
+	struct kvreg *kv = kvt_open();
+	static uint8_t desc[65536];
+	struct kvreg_remote *r, *one;
+	struct kvreg_error err;
+	struct kvreg_mr *local;
+	unsigned int i, op;
+	uint8_t *mine;
+	bool huge;
+	size_t n;
+
+	mine = map_pool(&huge);
+	kvt_fill(mine, POOL, 0x32);
+	CHECK_OK(kvreg_register(kv, mine, POOL, KVREG_ACCESS_ALL, 0, &local,
+				&err), &err);
+	n = get_file(dir, "bench-desc", desc, sizeof(desc));
+	CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
+	/* The same pool through rxe0 alone: one rail. */
+	CHECK_OK(kvreg_import_devices(kv, desc, n, 0,
+				      1ULL << device_named(kv, "rxe0"), &one,
+				      &err), &err);
+	printf("importer: %u rails, and %u with the device mask\n",
+	       kvreg_remote_rails(r), kvreg_remote_rails(one));
+	CHECK(kvreg_remote_rails(r) == 2 && kvreg_remote_rails(one) == 1,
+	      "rails: %u and %u", kvreg_remote_rails(r),
+	      kvreg_remote_rails(one));
+
+	for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++)
+		for (i = 0; i < 4; i++)
+			printf("REMOTE-BW kvreg %s %llu %.1f\n",
+			       op == KVREG_OP_WRITE ? "write" : "read",
+			       (unsigned long long)sizes[i],
+			       bw(kv, local, one, op, sizes[i]));
+	for (i = 0; i < 4; i++) {
+		double s = run_ops(kv, local, one, KVREG_OP_WRITE, SZ_4K,
+				   PAGES, batches[i], batches[i], true);
+
+		printf("REMOTE-RATE kvreg %u %.0f\n", batches[i], PAGES / s);
+	}
+	printf("REMOTE-LAT kvreg 4096 %.1f\n", lat_submit(kv, local, one));
+	printf("REMOTE-LAT kvreg-sync 4096 %.1f\n", lat_sync(kv, local, one));
+	printf("REMOTE-RAILS 1 write %llu %.1f\n", 2ULL << 20,
+	       bw(kv, local, one, KVREG_OP_WRITE, SZ_2M));
+	printf("REMOTE-RAILS 2 write %llu %.1f\n", 2ULL << 20,
+	       bw(kv, local, r, KVREG_OP_WRITE, SZ_2M));
+	printf("REMOTE-RAILS 1 write %llu %.1f\n", 64ULL << 10,
+	       bw(kv, local, one, KVREG_OP_WRITE, 64 * 1024));
+	printf("REMOTE-RAILS 2 write %llu %.1f\n", 64ULL << 10,
+	       bw(kv, local, r, KVREG_OP_WRITE, 64 * 1024));
+
+	/* What was written last is the whole of @mine: READ it back. */
+	kvt_fill(mine, POOL, 0x33);
+	run_ops(kv, local, r, KVREG_OP_WRITE, SZ_2M, POOL / SZ_2M, DEPTH,
+		DEPTH, false);
+	memset(mine, 0, POOL);
+	run_ops(kv, local, r, KVREG_OP_READ, SZ_2M, POOL / SZ_2M, DEPTH,
+		DEPTH, false);
+	CHECK(kvt_mismatch(mine, 0, POOL, 0x33, 0) < 0,
+	      "the pool read back differs at %lld",
+	      (long long)kvt_mismatch(mine, 0, POOL, 0x33, 0));
+	printf("importer: %llu MiB written over both rails and read back, "
+	       "every byte checked\n", (unsigned long long)(POOL >> 20));
+	CHECK_OK(kvreg_unimport(kv, one, &err), &err);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	kvreg_close(kv);
+	put_file(dir, "bench-done", "1", 1);
+	return T_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "export"))
+		return exporter(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "import"))
+		return importer(argv[2]);
+	fprintf(stderr, "usage: bench_remote export DIR | import DIR\n");
+	return T_FAIL;
+}
