@@ -54,4 +54,40 @@ static inline size_t get_file(const char *dir, const char *name,
 	return get_file_within(dir, name, data, cap, WAIT_S);
 }
 
+/*
+ * Import @desc, trying again for a minute: the other guest's link, or a
+ * link or device that just came back, may not answer the first REQs
+ * (no neighbour entry or GID yet). Each failure is printed, and whether
+ * @ping_addr (if any) answers a ping, so that one that never stops says
+ * why.
+ */
+static inline struct kvreg_remote *kvp_import(struct kvreg *kv,
+					      const uint8_t *desc, size_t n,
+					      const char *ping_addr)
+{
+	struct kvreg_remote *r = NULL;
+	struct kvreg_error err;
+	double t0 = kvt_now();
+	char m[512], cmd[128];
+	int ret;
+
+	for (;;) {
+		ret = kvreg_import(kv, desc, n, 5000, &r, &err);
+		if (!ret || kvt_now() - t0 > 60)
+			break;
+		kvreg_format_error(&err, ret, m, sizeof(m));
+		printf("importer: %.1f s: %s\n", kvt_now() - t0, m);
+		snprintf(cmd, sizeof(cmd),
+			 "busybox ping -c 1 -W 1 %s > /dev/null 2>&1",
+			 ping_addr ? ping_addr : "");
+		if (ping_addr && system(cmd))
+			printf("importer: no ping answer from %s\n", ping_addr);
+		usleep(500 * 1000);
+	}
+	CHECK_OK(ret, &err);
+	if (kvt_now() - t0 > 1)
+		printf("importer: connected after %.1f s\n", kvt_now() - t0);
+	return r;
+}
+
 #endif /* KVPAIR_H */

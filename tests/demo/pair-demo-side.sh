@@ -13,24 +13,11 @@ X=/kvreg-x/demo
 : > "$RESULTS"
 if [ "$ROLE" = export ]; then N=1; NODE=A; else N=2; NODE=B; fi
 step() { printf '\n### node %s: %s\n' "$NODE" "$*"; }
-for m in virtio_net rdma_rxe rdma_cm ib_uverbs; do
-	modprobe "$m" 2>/dev/null || true
-done
-ip link set eth0 up
-ip addr add "192.0.2.$N/24" dev eth0
-ip link set eth1 up
-ip addr add "198.51.100.$N/24" dev eth1
-rdma link add rxe0 type rxe netdev eth0
-rdma link add rxe1 type rxe netdev eth1
-echo 64 > /proc/sys/vm/nr_hugepages
+. "$(dirname "$0")/../guest/pair-net.sh"
+pair_net_up $N
 insmod "$KO"
 mkdir -p "$X"
-i=0
-until busybox ping -c 1 -W 1 "192.0.2.$((3 - N))" > /dev/null 2>&1 &&
-	busybox ping -c 1 -W 1 "198.51.100.$((3 - N))" > /dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -ge 60 ] && break
-done
+pair_net_wait $N
 step "two NICs, an rxe device on each"
 "$BUILD/bin/kvregctl" devices
 if [ "$ROLE" = export ]; then

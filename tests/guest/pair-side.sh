@@ -22,18 +22,8 @@ record() {
 if [ "$ROLE" = export ]; then ADDR=192.0.2.1; PEER=192.0.2.2; N=1
 else ADDR=192.0.2.2; PEER=192.0.2.1; N=2; fi
 
-# Built in on the debug kernel: modprobe has nothing to do there.
-for m in virtio_net rdma_rxe rdma_cm ib_uverbs; do
-	modprobe "$m" 2>/dev/null || true
-done
-ip link set eth0 up
-ip addr add "$ADDR/24" dev eth0
-rdma link add rxe0 type rxe netdev eth0
-# The second link, for rails.
-ip link set eth1 up
-ip addr add "198.51.100.$N/24" dev eth1
-rdma link add rxe1 type rxe netdev eth1
-echo 64 > /proc/sys/vm/nr_hugepages
+. "$(dirname "$0")/pair-net.sh"
+pair_net_up $N
 if insmod "$KO" && [ -c /dev/kvreg ]; then
 	record PASS "pair/$ROLE/module-load"
 else
@@ -41,13 +31,7 @@ else
 	touch "$RESULTS.done"
 	exit 0
 fi
-# The link first, so a failure below is kvreg's and not the network's.
-i=0
-until busybox ping -c 1 -W 1 "$PEER" > /dev/null 2>&1 &&
-	busybox ping -c 1 -W 1 "198.51.100.$((3 - N))" > /dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -ge 60 ] && break
-done
+pair_net_wait $N
 
 # pair_test NAME CMD...: one test's side; its slice of the kernel log
 # must be clean too.

@@ -7,7 +7,7 @@
  * flight completes: those after the failure with the reason and the
  * peer's address, the last within the bound of the first failure, and
  * the connection is LOST for later ones.
- * The exporter's own end of the connection is let go within the bound
+ * The exporter's own end of the connection is LOST within the bound
  * too: with its link down no DREQ reaches it, only its keepalive can.
  *   pair_faults export DIR ADDR NETDEV RXE
  *   pair_faults import DIR
@@ -230,38 +230,6 @@ static void storm(struct kvreg *kv, struct kvreg_mr *local,
 	       s.t_first_fail - s.t_go, s.t_done - s.t_first_fail, m);
 }
 
-/*
- * The link or the device just came back: the first REQs may find no
- * neighbour entry or GID yet on the exporter. Each try is a fresh
- * connection; each failure is printed, so that a reconnect that never
- * comes says why.
- */
-static struct kvreg_remote *import(struct kvreg *kv, const uint8_t *desc,
-				   size_t n)
-{
-	struct kvreg_remote *r = NULL;
-	struct kvreg_error err;
-	double t0 = kvt_now();
-	char m[512];
-	int ret;
-
-	for (;;) {
-		ret = kvreg_import(kv, desc, n, 5000, &r, &err);
-		if (!ret || kvt_now() - t0 > 60)
-			break;
-		kvreg_format_error(&err, ret, m, sizeof(m));
-		printf("importer: %.1f s: %s\n", kvt_now() - t0, m);
-		if (system("busybox ping -c 1 -W 1 192.0.2.1 > /dev/null 2>&1"))
-			printf("importer: no ping answer from 192.0.2.1\n");
-		usleep(500 * 1000);
-	}
-	CHECK_OK(ret, &err);
-	if (kvt_now() - t0 > 1)
-		printf("importer: connected again after %.1f s\n",
-		       kvt_now() - t0);
-	return r;
-}
-
 static int importer(const char *dir)
 {
 	struct kvreg *kv = kvt_open();
@@ -275,7 +243,7 @@ static int importer(const char *dir)
 
 	CHECK(inet_pton(AF_INET, "192.0.2.1", &peer_ip) == 1, "inet_pton");
 	n = get_file(dir, "fault-desc", desc, sizeof(desc));
-	r = import(kv, desc, n);
+	r = kvp_import(kv, desc, n, "192.0.2.1");
 	kvt_fill(mine, LEN, 0x5A);
 	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL,
 				1ULL << kvreg_remote_device(r), &local, &err),
@@ -285,7 +253,7 @@ static int importer(const char *dir)
 	put_file(dir, "done-dev", "1", 1);
 
 	n = get_step(dir, "fault-desc2", desc, sizeof(desc));
-	r = import(kv, desc, n);
+	r = kvp_import(kv, desc, n, "192.0.2.1");
 	storm(kv, local, r, dir, "go-link", "link-down", peer_ip);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	put_file(dir, "done-link", "1", 1);

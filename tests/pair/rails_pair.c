@@ -363,29 +363,6 @@ static void batch2(struct kvreg *kv, struct kvreg_mr *local2,
 	}
 }
 
-static struct kvreg_remote *import(struct kvreg *kv, const uint8_t *desc,
-				   size_t n)
-{
-	struct kvreg_remote *r = NULL;
-	struct kvreg_error err;
-	double t0 = kvt_now();
-	char m[512];
-	int ret;
-
-	/* The other guest's link may not have answered yet. */
-	for (;;) {
-		ret = kvreg_import(kv, desc, n, 5000, &r, &err);
-		if (!ret || kvt_now() - t0 > 60)
-			break;
-		kvreg_format_error(&err, ret, m, sizeof(m));
-		printf("importer: %.1f s: %s\n", kvt_now() - t0, m);
-		usleep(500 * 1000);
-	}
-	CHECK_OK(ret, &err);
-	CHECK(kvreg_remote_paths(r) == 2, "%u paths", kvreg_remote_paths(r));
-	return r;
-}
-
 static int importer(const char *dir)
 {
 	struct kvreg *kv = kvt_open();
@@ -415,7 +392,8 @@ static int importer(const char *dir)
 	CHECK_OK(kvreg_register(kv, back, LEN, KVREG_ACCESS_ALL, 0, &back_mr,
 				&err), &err);
 	n = get_file(dir, "rails-desc", desc, sizeof(desc));
-	r = import(kv, desc, n);
+	r = kvp_import(kv, desc, n, addrs[0]);
+	CHECK(kvreg_remote_paths(r) == 2, "%u paths", kvreg_remote_paths(r));
 	if (kvreg_remote_rails(r) < 2)
 		wait_rail(kv, 1, "import");
 	wait_rail(kv, 0, "import");
@@ -475,8 +453,10 @@ static int importer(const char *dir)
 	run("importer", "rdma link add rxe1 type rxe netdev eth1");
 	wait_rail(kv, 1, "rxe1 was added again");
 	/* Registered since: it has MRs on the new device, and uses it. */
-	CHECK_OK(kvreg_register(kv, mine + 2 * SLICE, SLICE, KVREG_ACCESS_ALL,
-				0, &local2, &err), &err);
+	CHECK_OK(kvreg_register_flags(kv, mine + 2 * SLICE, SLICE,
+				      KVREG_ACCESS_ALL, 0,
+				      KVREG_REG_F_ALLOW_OVERLAP, &local2,
+				      &err), &err);
 	a1 = rail_stat(kv, 1);
 	batch2(kv, local2, r);
 	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 on the new rxe1 carries "
