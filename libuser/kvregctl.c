@@ -173,9 +173,9 @@ static int kvregctl_conns(struct kvreg *kv)
 	if (ret)
 		return kvregctl_fail("conns", &err, ret);
 	printf("%-8s %-12s %-8s %-11s %-3s %-22s %-22s %-7s %8s %10s %8s "
-	       "%10s %9s\n", "PID", "COMMAND", "KIND", "STATE", "DEV", "LOCAL",
-	       "PEER", "RAIL", "INFLIGHT", "OPS", "FAILED", "BYTES",
-	       "FAILOVERS");
+	       "%10s %9s %s\n", "PID", "COMMAND", "KIND", "STATE", "DEV",
+	       "LOCAL", "PEER", "RAIL", "INFLIGHT", "OPS", "FAILED", "BYTES",
+	       "FAILOVERS", "RECONNECT");
 	for (i = 0; i < n && i < 256; i++) {
 		const struct kvreg_conn_info *c = &conns[i];
 
@@ -186,8 +186,9 @@ static int kvregctl_conns(struct kvreg *kv)
 				 c->rails);
 		else
 			snprintf(rail, sizeof(rail), "-");
+		/* A rail that is down: why the module's last try failed. */
 		printf("%-8u %-12.12s %-8s %-11s %-3u %-22s %-22s %-7s %8u "
-		       "%10llu %8llu %10s %9llu\n", c->pid, c->comm,
+		       "%10llu %8llu %10s %9llu %s\n", c->pid, c->comm,
 		       kinds[c->kind < 4 ? c->kind : 0],
 		       states[c->state < 5 ? c->state : 0], c->device_index,
 		       kvregctl_addr(&c->local, local, sizeof(local)),
@@ -195,7 +196,9 @@ static int kvregctl_conns(struct kvreg *kv)
 		       c->inflight, (unsigned long long)c->ops,
 		       (unsigned long long)c->ops_failed,
 		       kvregctl_bytes(c->bytes, b, sizeof(b)),
-		       (unsigned long long)c->failovers);
+		       (unsigned long long)c->failovers,
+		       c->state == KVREG_CONN_STATE_LOST && c->mend_reason ?
+		       kvreg_strerror(c->mend_reason) : "-");
 	}
 	if (n > 256)
 		printf("(%u more not shown)\n", n - 256);
