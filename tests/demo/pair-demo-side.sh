@@ -40,7 +40,7 @@ else
 	else
 		echo "FAIL demo/$ROLE" >> "$RESULTS"
 	fi
-	step "kvregctl conns on node B"
+	step "kvregctl conns on node B, once the backend has exited: nothing left"
 	"$BUILD/bin/kvregctl" conns
 fi
 rmmod kvreg
