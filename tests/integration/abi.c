@@ -8,6 +8,7 @@
  * size, or a larger record whose tail the module zeroes.
  */
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/ioctl.h>
 
 #include "kvtest.h"
@@ -15,6 +16,37 @@
 static int xioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/*
+ * Rails: IMPORT's second size has outputs that must come in zero, and
+ * LISTEN's one flag needs an endpoint of the file.
+ */
+static void check_rails_heads(int fd)
+{
+	struct kvreg_import im = {
+		.size = sizeof(im), .error_size = sizeof(struct kvreg_error),
+		.rails = 1,
+	};
+	struct kvreg_listen ln = {
+		.size = sizeof(ln), .error_size = sizeof(struct kvreg_error),
+		.flags = KVREG_LISTEN_F_ADD_ADDRESS, .endpoint = 12345,
+		.addr = { .family = AF_INET, .addr = { 192, 0, 2, 1 } },
+	};
+	struct kvreg_error e;
+
+	CHECK(sizeof(im) == KVREG_IMPORT_SIZE_VER1, "import size");
+	im.error = (uintptr_t)&e;
+	CHECK(xioctl(fd, KVREG_IOC_IMPORT, &im) == -EINVAL &&
+	      e.argument == KVREG_ARG_RESERVED, "IMPORT with rails set");
+	im.rails = 0;
+	im.paths = 2;
+	CHECK(xioctl(fd, KVREG_IOC_IMPORT, &im) == -EINVAL &&
+	      e.argument == KVREG_ARG_RESERVED, "IMPORT with paths set");
+	ln.error = (uintptr_t)&e;
+	CHECK(xioctl(fd, KVREG_IOC_LISTEN, &ln) == -ENOENT &&
+	      e.reason == KVREG_REASON_UNKNOWN_ENDPOINT,
+	      "LISTEN adding to an endpoint that is not there");
 }
 
 /*
@@ -26,22 +58,24 @@ static void check_remote_heads(int fd)
 	static const struct {
 		unsigned long cmd;
 		uint32_t ver0;
+		uint32_t known;		/* its latest size, which the module reads */
 		uint32_t reserved_at;	/* offset of a reserved __u32 */
 	} cmds[] = {
-		{ KVREG_IOC_LISTEN, KVREG_LISTEN_SIZE_VER0,
+		{ KVREG_IOC_LISTEN, KVREG_LISTEN_SIZE_VER0, KVREG_LISTEN_SIZE_VER0,
 		  offsetof(struct kvreg_listen, reserved) },
-		{ KVREG_IOC_EXPORT, KVREG_EXPORT_SIZE_VER0,
+		{ KVREG_IOC_EXPORT, KVREG_EXPORT_SIZE_VER0, KVREG_EXPORT_SIZE_VER0,
 		  offsetof(struct kvreg_export, reserved) },
-		{ KVREG_IOC_IMPORT, KVREG_IMPORT_SIZE_VER0,
+		{ KVREG_IOC_IMPORT, KVREG_IMPORT_SIZE_VER0, KVREG_IMPORT_SIZE_VER1,
 		  offsetof(struct kvreg_import, reserved) },
 		{ KVREG_IOC_UNIMPORT, KVREG_UNIMPORT_SIZE_VER0,
+		  KVREG_UNIMPORT_SIZE_VER0,
 		  offsetof(struct kvreg_unimport, reserved) },
 		/* Output fields must come in zero, as reserved ones do. */
-		{ KVREG_IOC_SUBMIT, KVREG_SUBMIT_SIZE_VER0,
+		{ KVREG_IOC_SUBMIT, KVREG_SUBMIT_SIZE_VER0, KVREG_SUBMIT_SIZE_VER0,
 		  offsetof(struct kvreg_submit, accepted) },
-		{ KVREG_IOC_REAP, KVREG_REAP_SIZE_VER0,
+		{ KVREG_IOC_REAP, KVREG_REAP_SIZE_VER0, KVREG_REAP_SIZE_VER0,
 		  offsetof(struct kvreg_reap, count) },
-		{ KVREG_IOC_CONNS, KVREG_CONNS_SIZE_VER0,
+		{ KVREG_IOC_CONNS, KVREG_CONNS_SIZE_VER0, KVREG_CONNS_SIZE_VER0,
 		  offsetof(struct kvreg_conns, count) },
 	};
 	uint8_t arg[256];
@@ -67,11 +101,12 @@ static void check_remote_heads(int fd)
 		h->size = cmds[i].ver0 - 8;
 		CHECK(xioctl(fd, cmds[i].cmd, arg) == -EINVAL,
 		      "command %#lx short", cmds[i].cmd);
-		h->size = cmds[i].ver0 + 8;
-		arg[cmds[i].ver0 + 3] = 1;
+		h->size = cmds[i].known + 8;
+		arg[cmds[i].known + 3] = 1;
 		CHECK(xioctl(fd, cmds[i].cmd, arg) == -E2BIG,
 		      "command %#lx non-zero tail", cmds[i].cmd);
 	}
+	check_rails_heads(fd);
 }
 
 /* A register call at @size bytes (its tail from @tail), record at @rec. */
@@ -121,6 +156,7 @@ int main(void)
 	      feat.max_devices == KVREG_MAX_DEVICES, "features %#llx",
 	      (unsigned long long)feat.features);
 	CHECK(kvreg_has_feature(kv, KVREG_FEATURE_FILE_PD) &&
+	      kvreg_has_feature(kv, KVREG_FEATURE_RAILS) &&
 	      !kvreg_has_feature(kv, 1ULL << 63), "kvreg_has_feature");
 	feat.flags = 1;
 	feat.error = (uintptr_t)&e;
