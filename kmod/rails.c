@@ -267,10 +267,10 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 		      struct kvreg_error *err)
 {
 	struct kvreg_error first = {}, e;
+	int i, ret = 0, first_ret = 0;
 	struct kvreg_peer *peer;
 	bool down = false;
 	u32 p, up = 0;
-	int i, ret = 0;
 
 	peer = kvreg_peer_find(kf, desc, device_mask);
 	if (!peer)
@@ -293,22 +293,33 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 	for (i = 0; i < peer->nr_rails; i++) {
 		struct kvreg_rail *rail = &peer->rails[i];
 
-		if (!rr->paths[i].chunks || rail->excluded)
+		if (!rr->paths[i].chunks)
 			continue;
 		memset(&e, 0, sizeof(e));
 		e.device_index = KVREG_NO_DEVICE_INDEX;
-		if (kvreg_rail_down(rail))
+		ret = 0;
+		if (!rail->excluded && kvreg_rail_down(rail))
 			ret = kvreg_rail_connect(peer, i, timeout_ms, &e);
-		if (!kvreg_rail_down(rail)) {
+		if (rail->excluded) {
+			/* Its route leaves by a device the mask rules out. */
+			if (!e.reason) {
+				kvreg_set_error(&e, KVREG_REASON_NO_DEVICE,
+						KVREG_NO_DEVICE_INDEX);
+				e.usage = device_mask;
+				kvreg_set_net_error(&e, e.reason, &rail->addr);
+			}
+			ret = ret ?: -ENODEV;
+		} else if (!kvreg_rail_down(rail)) {
 			if (!up++)
 				*device_index = rail->conn->dev->index;
 			continue;
-		}
-		if (!rail->excluded)
+		} else {
 			down = true;
+		}
 		if (!first.reason) {
 			first = e;
 			first.driver_errno = e.driver_errno ?: ret;
+			first_ret = ret;
 		}
 	}
 	mutex_unlock(&peer->mutex);
@@ -320,7 +331,7 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 	if (!up) {
 		*err = first;
 		kvreg_peer_put(peer);
-		return ret ?: -ENOTCONN;
+		return first_ret ?: -ENOTCONN;
 	}
 	if (down)
 		kvreg_rail_kick(peer);

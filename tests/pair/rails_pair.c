@@ -363,6 +363,36 @@ static void batch2(struct kvreg *kv, struct kvreg_mr *local2,
 	}
 }
 
+/*
+ * A device mask rules out the rails whose route leaves by another device:
+ * through rxe0 alone, one rail of two; through no device there is, none,
+ * and the refusal says so.
+ */
+static void check_device_mask(struct kvreg *kv, const uint8_t *desc, size_t n)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	unsigned int nd = kvt_devices(kv, devs), i;
+	struct kvreg_remote *one;
+	struct kvreg_error err;
+	uint64_t mask = 0;
+	int ret;
+
+	for (i = 0; i < nd; i++)
+		if (!strcmp(devs[i].name, "rxe0"))
+			mask = 1ULL << devs[i].index;
+	CHECK(mask, "no rxe0");
+	CHECK_OK(kvreg_import_devices(kv, desc, n, 5000, mask, &one, &err),
+		 &err);
+	CHECK(kvreg_remote_rails(one) == 1 && kvreg_remote_paths(one) == 2,
+	      "through rxe0 alone: %u rails of %u paths",
+	      kvreg_remote_rails(one), kvreg_remote_paths(one));
+	CHECK_OK(kvreg_unimport(kv, one, &err), &err);
+	ret = kvreg_import_devices(kv, desc, n, 5000, 1ULL << 40, &one, &err);
+	CHECK(ret == -ENODEV && err.reason == KVREG_REASON_NO_DEVICE,
+	      "through no device there is: %d, reason %u", ret, err.reason);
+	printf("importer: a device mask keeps the rails it rules out down\n");
+}
+
 static int importer(const char *dir)
 {
 	struct kvreg *kv = kvt_open();
@@ -394,6 +424,7 @@ static int importer(const char *dir)
 	n = get_file(dir, "rails-desc", desc, sizeof(desc));
 	r = kvp_import(kv, desc, n, addrs[0]);
 	CHECK(kvreg_remote_paths(r) == 2, "%u paths", kvreg_remote_paths(r));
+	check_device_mask(kv, desc, n);
 	if (kvreg_remote_rails(r) < 2)
 		wait_rail(kv, 1, "import");
 	wait_rail(kv, 0, "import");
