@@ -33,7 +33,7 @@ static bool kvreg_addr_eq(const struct kvreg_net_addr *a,
 	       !memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
-/* @reg's live MRs on @kdev, or NULL: a hint, checked again when posting. */
+/* Whether @reg has live MRs on @kdev: a hint, checked again at posting. */
 static bool kvreg_local_live_on(struct kvreg_reg *reg, struct kvreg_dev *kdev)
 {
 	u32 i;
@@ -53,7 +53,7 @@ void kvreg_rail_kick(struct kvreg_peer *peer)
 	spin_lock_irqsave(&peer->lock, flags);
 	if (!peer->closing)
 		queue_delayed_work(kvreg_rails_wq, &peer->mend,
-				   msecs_to_jiffies(peer->mend_ms));
+				   msecs_to_jiffies(READ_ONCE(peer->mend_ms)));
 	spin_unlock_irqrestore(&peer->lock, flags);
 }
 
@@ -162,8 +162,10 @@ static void kvreg_peer_mend(struct work_struct *work)
 		if (ret && !peer->rails[i].excluded)
 			down = true;
 	}
-	peer->mend_ms = down ? clamp(peer->mend_ms * 2, KVREG_MEND_MIN_MS,
-				     KVREG_MEND_MAX_MS) : 0;
+	/* Read by kicks without @mutex: a pause, never a pointer. */
+	WRITE_ONCE(peer->mend_ms, down ? clamp(peer->mend_ms * 2,
+					       KVREG_MEND_MIN_MS,
+					       KVREG_MEND_MAX_MS) : 0);
 	mutex_unlock(&peer->mutex);
 	if (down)
 		kvreg_rail_kick(peer);
