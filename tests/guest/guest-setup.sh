@@ -27,6 +27,8 @@ if [ -n "$KVREG_XCHG" ]; then
 fi
 
 cd /kvreg-out
+# For boot.sh: the kernel came up; whatever happens now is the run's.
+: > /kvreg-out/started
 /bin/sh /kvreg-out/cmd.sh
 echo $? > /kvreg-out/rc
 dmesg > /kvreg-out/dmesg.log 2>&1
