@@ -163,9 +163,10 @@ static void kvreg_peer_mend(struct work_struct *work)
 			down = true;
 	}
 	/* Read by kicks without @mutex: a pause, never a pointer. */
-	WRITE_ONCE(peer->mend_ms, down ? clamp(peer->mend_ms * 2,
-					       KVREG_MEND_MIN_MS,
-					       KVREG_MEND_MAX_MS) : 0);
+	WRITE_ONCE(peer->mend_ms, down ? clamp_t(unsigned int,
+						 peer->mend_ms * 2,
+						 KVREG_MEND_MIN_MS,
+						 KVREG_MEND_MAX_MS) : 0);
 	mutex_unlock(&peer->mutex);
 	if (down)
 		kvreg_rail_kick(peer);
