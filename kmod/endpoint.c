@@ -138,42 +138,56 @@ err_id:
 	return ret;
 }
 
-/* A listener of @ep on arg->addr: bound, listed, counted. */
+/* A listener of @ep on arg->addr: bound, put on @ep, listed. */
 static int kvreg_endpoint_add(struct kvreg_endpoint *ep,
 			      struct kvreg_listen *arg,
 			      struct kvreg_error *err)
 {
 	struct kvreg_listener *ln;
+	struct rdma_cm_id *id;
 	struct kvreg_dev *kdev;
+	bool full;
 	int ret;
 
-	mutex_lock(&ep->mutex);
-	if (ep->nr_listeners == KVREG_DESC_MAX_PATHS) {
-		kvreg_bad_arg(err, KVREG_ARG_NET_ADDRESS);
-		err->limit = KVREG_DESC_MAX_PATHS;
-		err->request = ep->nr_listeners + 1;
-		ret = -ENOSPC;
-		goto out;
+	ln = kzalloc(sizeof(*ln), GFP_KERNEL_ACCOUNT);
+	if (!ln) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return -ENOMEM;
 	}
-	ln = &ep->listeners[ep->nr_listeners];
-	memset(ln, 0, sizeof(*ln));
 	ln->ep = ep;
 	kvreg_net_entry_init(&ln->entry, ep->kf, KVREG_CONN_KIND_ENDPOINT);
+	/* Bound without ep->mutex: the CM's own locks come before it. */
 	ret = kvreg_listener_bind(ln, &arg->addr, arg->backlog, &kdev, err);
 	if (ret) {
 		if (err->reason != KVREG_REASON_BAD_ARGUMENT)
 			kvreg_set_net_error(err, err->reason, &arg->addr);
-		goto out;
+		kfree(ln);
+		return ret;
 	}
 	ln->dev = kdev;
 	ln->addr = arg->addr;
 	ln->entry.device_index = kdev->index;
-	ep->nr_listeners++;
+
+	mutex_lock(&ep->mutex);
+	full = ep->nr_listeners == KVREG_DESC_MAX_PATHS;
+	if (!full)
+		ep->listeners[ep->nr_listeners++] = ln;
+	mutex_unlock(&ep->mutex);
+	if (full) {
+		id = xchg(&ln->cm_id, NULL);
+		if (id)
+			rdma_destroy_id(id);
+		kvreg_dev_put(kdev);
+		kfree(ln);
+		kvreg_bad_arg(err, KVREG_ARG_NET_ADDRESS);
+		err->limit = KVREG_DESC_MAX_PATHS;
+		err->request = KVREG_DESC_MAX_PATHS + 1;
+		return -ENOSPC;
+	}
 	kvreg_net_list_listener(ln);
 	arg->device_index = kdev->index;
-out:
-	mutex_unlock(&ep->mutex);
-	return ret;
+	return 0;
 }
 
 static struct kvreg_endpoint *kvreg_endpoint_alloc(struct kvreg_file *kf)
@@ -196,15 +210,16 @@ static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 	/* Every id not taken by the CM is ours to destroy. */
 	mutex_lock(&ep->mutex);
 	for (i = 0; i < ep->nr_listeners; i++)
-		ids[i] = xchg(&ep->listeners[i].cm_id, NULL);
+		ids[i] = xchg(&ep->listeners[i]->cm_id, NULL);
 	mutex_unlock(&ep->mutex);
 	/* Waits for a callback in progress: without kf->lock or ep->mutex. */
 	for (i = 0; i < ep->nr_listeners; i++)
 		if (ids[i])
 			rdma_destroy_id(ids[i]);
 	for (i = 0; i < ep->nr_listeners; i++) {
-		kvreg_net_unlist(&ep->listeners[i].entry);
-		kvreg_dev_put(ep->listeners[i].dev);
+		kvreg_net_unlist(&ep->listeners[i]->entry);
+		kvreg_dev_put(ep->listeners[i]->dev);
+		kfree(ep->listeners[i]);
 	}
 	mutex_destroy(&ep->mutex);
 	kfree(ep);

@@ -15,6 +15,11 @@
  * A file's rails to one endpoint (rails.c): kvreg_peer.mutex (connecting
  * and swapping rails) is taken alone or before kvreg_file.lock;
  * kvreg_peer.lock (a spinlock, also from the CQ's softirq) is innermost.
+ *
+ * kvreg_endpoint.mutex is taken alone or under kvreg_file.lock, before a
+ * device's teardown_rwsem. The RDMA CM holds its id's handler_mutex
+ * while it calls kvreg (which then takes kvreg_file.lock): no kvreg lock
+ * is held across rdma_destroy_id(), rdma_listen() or the like.
  */
 #ifndef KVREG_H
 #define KVREG_H
@@ -353,9 +358,10 @@ struct kvreg_conn {
 struct kvreg_endpoint;
 
 /*
- * One address an endpoint listens on (endpoint.c). Set before it is
- * counted in @nr_listeners; then only @cm_id changes: swapped to NULL by
- * whoever destroys it (see kvreg_conn.cm_id).
+ * One address an endpoint listens on (endpoint.c), allocated on its own:
+ * its address is its CM id's context. Set before it is put on the
+ * endpoint; then only @cm_id changes: swapped to NULL by whoever
+ * destroys it (see kvreg_conn.cm_id).
  */
 struct kvreg_listener {
 	struct kvreg_endpoint *ep;
@@ -371,10 +377,14 @@ struct kvreg_endpoint {
 	u64 handle;
 	struct kvreg_file *kf;
 	u8 secret[KVREG_SECRET_LEN];
-	/* Serialises adding listeners, and readers of @nr_listeners. */
+	/*
+	 * Protects @nr_listeners and @listeners. Taken under kf->lock (by
+	 * EXPORT), and the CM takes kf->lock inside a listener's callback:
+	 * never call into the CM holding it.
+	 */
 	struct mutex mutex;
 	u32 nr_listeners;
-	struct kvreg_listener listeners[KVREG_DESC_MAX_PATHS];
+	struct kvreg_listener *listeners[KVREG_DESC_MAX_PATHS];
 };
 
 /* One path of a peer's endpoint, and the connection that serves it. */

@@ -75,7 +75,7 @@ static int kvreg_export_lock(struct kvreg_endpoint *ep, struct kvreg_reg *reg,
 
 	lockdep_assert_held(&ep->mutex);
 	for (l = 0; l < ep->nr_listeners; l++) {
-		struct kvreg_listener *ln = &ep->listeners[l];
+		struct kvreg_listener *ln = ep->listeners[l];
 		struct kvreg_dev *kdev = ln->dev;
 		const struct kvreg_reg_dev *rd = NULL;
 
