@@ -90,4 +90,18 @@ static inline struct kvreg_remote *kvp_import(struct kvreg *kv,
 	return r;
 }
 
+/* The main() of a program with a side on each guest: export or import. */
+static inline int kvp_roles(int argc, char **argv,
+			    int (*exporter)(const char *dir),
+			    int (*importer)(const char *dir))
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "export"))
+		return exporter(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "import"))
+		return importer(argv[2]);
+	fprintf(stderr, "usage: %s export DIR | import DIR\n", argv[0]);
+	return T_FAIL;
+}
+
 #endif /* KVPAIR_H */

@@ -512,11 +512,5 @@ static int importer(const char *dir)
 
 int main(int argc, char **argv)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 3 && !strcmp(argv[1], "export"))
-		return exporter(argv[2]);
-	if (argc == 3 && !strcmp(argv[1], "import"))
-		return importer(argv[2]);
-	fprintf(stderr, "usage: rails_pair export DIR | import DIR\n");
-	return T_FAIL;
+	return kvp_roles(argc, argv, exporter, importer);
 }
