@@ -232,7 +232,11 @@ struct kvreg_reg {
 	unsigned long nr_pages;		/* base pages pinned */
 	struct sg_append_table pinned;	/* the pinned pages, built once */
 	bool all_hugetlb;		/* every VMA of the range is hugetlb */
-	/* hugetlb: one pin per folio, these pages; else per page, @pinned */
+	bool thp_advised;		/* every other one is MADV_HUGEPAGE */
+	/*
+	 * hugetlb and THP: one pin per folio (per page where PTEs map it),
+	 * these pages; else one per page, found through @pinned.
+	 */
 	struct page **folio_pins;
 	unsigned long nr_folio_pins;
 	u32 nr_devs;

@@ -222,37 +222,79 @@ static void kvreg_sg_add(struct kvreg_sg_builder *b, struct page *page,
 	}
 }
 
-/* hugetlb chunks: 32 MiB of address space, 16 huge pages of 2 MiB. */
+/* Folio chunks: 32 MiB of address space, 16 blocks of 2 MiB. */
 #define KVREG_FOLIO_CHUNK	(KVREG_PIN_CHUNK << PAGE_SHIFT)
-/* Pins one chunk may take: its whole huge pages plus a head and a tail. */
+/* Pins one hugetlb chunk may take: its huge pages, a head and a tail. */
 #define KVREG_FOLIO_CHUNK_PINS	((KVREG_FOLIO_CHUNK >> PMD_SHIFT) + 2)
+/*
+ * THP chunks per window: a THP chunk keeps room for a pin per base page
+ * (its PTE-mapped parts are pinned page by page), so windows bound the
+ * room to 8 chunks at a time (768 KiB), whatever the registration's size.
+ */
+#define KVREG_THP_WINDOW_CHUNKS	8
 
 struct kvreg_folio_job {
 	unsigned long start, end;	/* page-aligned range */
 	unsigned long base;		/* start, down to a chunk boundary */
+	unsigned int first_chunk;	/* the window's, from base */
 	unsigned int gup_flags;
-	struct page **pins;		/* KVREG_FOLIO_CHUNK_PINS per chunk */
+	bool hugetlb;
+	unsigned long chunk_slots;	/* pins room per chunk */
+	struct page **pins;		/* chunk_slots per window chunk */
 	u32 *bytes;			/* what each pin covers */
-	unsigned int *nr_pins;		/* per chunk */
+	unsigned int *nr_pins;		/* per chunk of the window */
 	unsigned long bad_addr;		/* as kvreg_pin_window's */
 };
 
-/* Pin the huge pages under one chunk of the range, once each. */
-static int kvreg_pin_folio_chunk(void *ctx, unsigned int chunk)
+/*
+ * Whether @page, pinned at @addr, is mapped there by a PMD, so that its
+ * folio is mapped whole and contiguously over the 2 MiB block: then one
+ * pin holds the block (a pinned THP cannot be split). Read the way
+ * gup_fast reads page tables, with interrupts off: a concurrent munmap
+ * frees a page table only after every CPU has had interrupts on (an IPI
+ * or RCU-sched), so none goes away while it is read here.
+ */
+static bool kvreg_pmd_maps(struct mm_struct *mm, unsigned long addr,
+			   struct page *page)
 {
-	struct kvreg_folio_job *job = ctx;
-	unsigned long va = max(job->start,
-			       job->base + chunk * KVREG_FOLIO_CHUNK);
-	unsigned long end = min(job->end,
-				job->base + (chunk + 1) * KVREG_FOLIO_CHUNK);
-	unsigned long slot = (unsigned long)chunk * KVREG_FOLIO_CHUNK_PINS;
-	unsigned int *n = &job->nr_pins[chunk];
+	unsigned long flags;
+	bool mapped = false;
+	pgd_t *pgdp;
+	p4d_t *p4dp;
+	pud_t *pudp;
+	pmd_t pmd;
+
+	local_irq_save(flags);
+	pgdp = pgd_offset(mm, addr);
+	if (pgd_none(READ_ONCE(*pgdp)) || pgd_bad(READ_ONCE(*pgdp)))
+		goto out;
+	p4dp = p4d_offset(pgdp, addr);
+	if (p4d_none(READ_ONCE(*p4dp)) || p4d_bad(READ_ONCE(*p4dp)))
+		goto out;
+	pudp = pud_offset(p4dp, addr);
+	if (pud_none(READ_ONCE(*pudp)) || pud_bad(READ_ONCE(*pudp)))
+		goto out;
+	pmd = READ_ONCE(*pmd_offset(pudp, addr));
+	if (!pmd_present(pmd) || !pmd_trans_huge(pmd))
+		goto out;
+	mapped = page_to_pfn(page) ==
+		 pmd_pfn(pmd) + ((addr & ~PMD_MASK) >> PAGE_SHIFT);
+out:
+	local_irq_restore(flags);
+	return mapped;
+}
+
+/* Pin the huge pages under one chunk of the range, once each. */
+static int kvreg_pin_hugetlb_chunk(struct kvreg_folio_job *job,
+				   unsigned long va, unsigned long end,
+				   unsigned long slot, unsigned int *n)
+{
 	int ret;
 
 	while (va < end) {
 		struct page **page = &job->pins[slot + *n];
 
-		if (*n == KVREG_FOLIO_CHUNK_PINS)
+		if (*n == job->chunk_slots)
 			return -EAGAIN;		/* huge pages under 2 MiB */
 		ret = pin_user_pages_fast(va, 1, job->gup_flags, page);
 		if (ret != 1) {
@@ -269,91 +311,256 @@ static int kvreg_pin_folio_chunk(void *ctx, unsigned int chunk)
 }
 
 /*
- * hugetlb: a huge page is mapped whole or not at all, so one pin of the
- * page at an address holds the folio from there to its end. Pin once per
- * folio instead of once per 4 KiB page, in chunks on several CPUs (a huge
- * page never touched is zeroed as it is pinned), and build the scatter
- * table straight from the folios: the cost follows folios, not pages.
- * Returns -EAGAIN, having pinned nothing, when the memory is no longer
+ * THP: a 2 MiB block mapped by a PMD is pinned once, as a huge page is;
+ * a block mapped by PTEs (a THP split, partly unmapped or never made) is
+ * pinned page by page.
+ */
+static int kvreg_pin_thp_chunk(struct kvreg_folio_job *job, unsigned long va,
+			       unsigned long end, unsigned long slot,
+			       unsigned int *n)
+{
+	int ret, i;
+
+	while (va < end) {
+		unsigned long block_end = min(ALIGN(va + 1, PMD_SIZE), end);
+		struct page **pins = &job->pins[slot + *n];
+		u32 *bytes = &job->bytes[slot + *n];
+
+		ret = pin_user_pages_fast(va, 1, job->gup_flags, pins);
+		if (ret != 1)
+			goto err;
+		if (kvreg_pmd_maps(current->mm, va, pins[0])) {
+			bytes[0] = block_end - va;
+			(*n)++;
+			va = block_end;
+			continue;
+		}
+		bytes[0] = PAGE_SIZE;
+		(*n)++;
+		va += PAGE_SIZE;
+		while (va < block_end) {
+			ret = pin_user_pages_fast(va, (block_end - va) >>
+						  PAGE_SHIFT, job->gup_flags,
+						  &job->pins[slot + *n]);
+			if (ret <= 0)
+				goto err;
+			for (i = 0; i < ret; i++)
+				job->bytes[slot + (*n)++] = PAGE_SIZE;
+			va += (unsigned long)ret << PAGE_SHIFT;
+		}
+	}
+	return 0;
+err:
+	kvreg_note_bad_addr(&job->bad_addr, va);
+	return ret ? ret : -EFAULT;
+}
+
+static int kvreg_pin_folio_chunk(void *ctx, unsigned int index)
+{
+	struct kvreg_folio_job *job = ctx;
+	unsigned long chunk = job->first_chunk + index;
+	unsigned long va = max(job->start,
+			       job->base + chunk * KVREG_FOLIO_CHUNK);
+	unsigned long end = min(job->end,
+				job->base + (chunk + 1) * KVREG_FOLIO_CHUNK);
+	unsigned long slot = index * job->chunk_slots;
+
+	if (job->hugetlb)
+		return kvreg_pin_hugetlb_chunk(job, va, end, slot,
+					       &job->nr_pins[index]);
+	return kvreg_pin_thp_chunk(job, va, end, slot, &job->nr_pins[index]);
+}
+
+/* The pins of a whole registration, window after window. */
+struct kvreg_folio_pins {
+	struct page **pins;
+	u32 *bytes;
+	unsigned long nr, room;
+};
+
+/* Append a window's chunks' pins, in address order. */
+static int kvreg_folio_pins_add(struct kvreg_folio_pins *all,
+				struct kvreg_folio_job *job,
+				unsigned int nr_chunks)
+{
+	unsigned long want = all->nr;
+	unsigned int c;
+
+	for (c = 0; c < nr_chunks; c++)
+		want += job->nr_pins[c];
+	if (want > all->room) {
+		unsigned long room = max(want, 2 * all->room);
+		struct page **pins = kvmalloc_array(room, sizeof(*pins),
+						    GFP_KERNEL);
+		u32 *bytes = kvmalloc_array(room, sizeof(*bytes), GFP_KERNEL);
+
+		if (!pins || !bytes) {
+			kvfree(bytes);
+			kvfree(pins);
+			return -ENOMEM;
+		}
+		if (all->nr) {
+			memcpy(pins, all->pins, all->nr * sizeof(*pins));
+			memcpy(bytes, all->bytes, all->nr * sizeof(*bytes));
+		}
+		kvfree(all->pins);
+		kvfree(all->bytes);
+		all->pins = pins;
+		all->bytes = bytes;
+		all->room = room;
+	}
+	for (c = 0; c < nr_chunks; c++) {
+		unsigned long slot = c * job->chunk_slots;
+
+		memcpy(&all->pins[all->nr], &job->pins[slot],
+		       job->nr_pins[c] * sizeof(*all->pins));
+		memcpy(&all->bytes[all->nr], &job->bytes[slot],
+		       job->nr_pins[c] * sizeof(*all->bytes));
+		all->nr += job->nr_pins[c];
+	}
+	return 0;
+}
+
+static void kvreg_unpin_window_pins(struct kvreg_folio_job *job,
+				    unsigned int nr_chunks)
+{
+	unsigned int c;
+
+	for (c = 0; c < nr_chunks; c++)
+		unpin_user_pages(&job->pins[c * job->chunk_slots],
+				 job->nr_pins[c]);
+}
+
+/* The scatter table straight from the pins: count, then fill. */
+static int kvreg_folio_sg_build(struct kvreg_reg *reg,
+				struct kvreg_folio_pins *all,
+				unsigned int max_segment)
+{
+	struct kvreg_sg_builder count = { .max_seg = max_segment };
+	struct kvreg_sg_builder fill = { .max_seg = max_segment };
+	unsigned long i;
+	int ret;
+	u64 t0 = kvreg_stage_begin();
+
+	for (i = 0; i < all->nr; i++)
+		kvreg_sg_add(&count, all->pins[i], all->bytes[i]);
+	ret = sg_alloc_table(&reg->pinned.sgt, count.nents, GFP_KERNEL);
+	if (!ret) {
+		/* sg_free_append_table() frees by total_nents. */
+		reg->pinned.total_nents = count.nents;
+		fill.sg = reg->pinned.sgt.sgl;
+		for (i = 0; i < all->nr; i++)
+			kvreg_sg_add(&fill, all->pins[i], all->bytes[i]);
+		WARN_ON_ONCE(fill.nents != count.nents);
+	}
+	kvreg_stage_end(KVREG_STAGE_SG_BUILD, t0);
+	return ret;
+}
+
+/*
+ * hugetlb and THP: a huge page is mapped whole, so one pin at an address
+ * holds the folio from there to its end. Pin once per folio instead of
+ * once per 4 KiB page, in chunks on several CPUs (a huge page never
+ * touched is zeroed as it is pinned), and build the scatter table
+ * straight from the folios: the cost follows folios, not pages. On the
+ * THP path a block the page table maps by PTEs is pinned page by page.
+ * Returns -EAGAIN, having pinned nothing, when hugetlb memory is no longer
  * hugetlb (it changed since kvreg_check_memory() looked).
  */
-static int kvreg_pin_hugetlb(struct kvreg_reg *reg, unsigned int max_segment,
-			     struct kvreg_error *err)
+static int kvreg_pin_folios(struct kvreg_reg *reg, bool hugetlb,
+			    unsigned int max_segment, struct kvreg_error *err)
 {
 	struct kvreg_folio_job job = {
 		.start = reg->addr & PAGE_MASK,
 		.gup_flags = FOLL_LONGTERM | (reg->writable ? FOLL_WRITE : 0),
+		.hugetlb = hugetlb,
+		.chunk_slots = hugetlb ? KVREG_FOLIO_CHUNK_PINS :
+			       KVREG_PIN_CHUNK,
 		.bad_addr = ULONG_MAX,
 	};
-	struct kvreg_sg_builder count = { .max_seg = max_segment };
-	struct kvreg_sg_builder fill = { .max_seg = max_segment };
-	unsigned long slots, i, n = 0;
-	unsigned int nr_chunks, c;
-	int ret;
-	u64 t0;
+	struct kvreg_folio_pins all = {};
+	unsigned int nr_chunks, window, n;
+	int ret = 0;
 
 	job.end = job.start + (reg->nr_pages << PAGE_SHIFT);
 	job.base = ALIGN_DOWN(job.start, KVREG_FOLIO_CHUNK);
 	nr_chunks = (ALIGN(job.end, KVREG_FOLIO_CHUNK) - job.base) /
 		    KVREG_FOLIO_CHUNK;
-	slots = (unsigned long)nr_chunks * KVREG_FOLIO_CHUNK_PINS;
-	job.pins = kvmalloc_array(slots, sizeof(*job.pins), GFP_KERNEL);
-	job.bytes = kvmalloc_array(slots, sizeof(*job.bytes), GFP_KERNEL);
-	job.nr_pins = kvcalloc(nr_chunks, sizeof(*job.nr_pins), GFP_KERNEL);
-	if (!job.pins || !job.bytes || !job.nr_pins) {
-		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
-				KVREG_NO_DEVICE_INDEX);
-		ret = -ENOMEM;
-		goto out_free;
-	}
-	ret = kvreg_parallel(nr_chunks, kvreg_pin_folio_chunk, &job,
-			     current->mm);
-	/* The chunks' pins, in address order, at the front of the array. */
-	for (c = 0; c < nr_chunks; c++) {
-		unsigned long slot = (unsigned long)c * KVREG_FOLIO_CHUNK_PINS;
+	window = hugetlb ? nr_chunks : min_t(unsigned int, nr_chunks,
+					     KVREG_THP_WINDOW_CHUNKS);
+	job.pins = kvmalloc_array(window * job.chunk_slots, sizeof(*job.pins),
+				  GFP_KERNEL);
+	job.bytes = kvmalloc_array(window * job.chunk_slots,
+				   sizeof(*job.bytes), GFP_KERNEL);
+	job.nr_pins = kvcalloc(window, sizeof(*job.nr_pins), GFP_KERNEL);
+	if (!job.pins || !job.bytes || !job.nr_pins)
+		goto err_nomem;
 
-		memmove(&job.pins[n], &job.pins[slot],
-			job.nr_pins[c] * sizeof(*job.pins));
-		memmove(&job.bytes[n], &job.bytes[slot],
-			job.nr_pins[c] * sizeof(*job.bytes));
-		n += job.nr_pins[c];
+	for (; job.first_chunk < nr_chunks; job.first_chunk += n) {
+		n = min(window, nr_chunks - job.first_chunk);
+		memset(job.nr_pins, 0, window * sizeof(*job.nr_pins));
+		ret = kvreg_parallel(n, kvreg_pin_folio_chunk, &job,
+				     current->mm);
+		if (!ret && kvreg_folio_pins_add(&all, &job, n))
+			ret = -ENOMEM;
+		if (ret) {
+			kvreg_unpin_window_pins(&job, n);
+			if (ret == -ENOMEM)
+				goto err_unpin_nomem;
+			if (ret != -EAGAIN)
+				kvreg_pin_error(ret, job.bad_addr, err);
+			goto err_unpin;
+		}
 	}
-	if (ret) {
-		if (ret != -EAGAIN)
-			kvreg_pin_error(ret, job.bad_addr, err);
-		goto err_unpin;
-	}
-
-	t0 = kvreg_stage_begin();
-	/* Count the entries, then fill a table of that many. */
-	for (i = 0; i < n; i++)
-		kvreg_sg_add(&count, job.pins[i], job.bytes[i]);
-	ret = sg_alloc_table(&reg->pinned.sgt, count.nents, GFP_KERNEL);
-	if (ret) {
-		kvreg_stage_end(KVREG_STAGE_SG_BUILD, t0);
-		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
-				KVREG_NO_DEVICE_INDEX);
-		goto err_unpin;
-	}
-	/* sg_free_append_table() frees by total_nents. */
-	reg->pinned.total_nents = count.nents;
-	fill.sg = reg->pinned.sgt.sgl;
-	for (i = 0; i < n; i++)
-		kvreg_sg_add(&fill, job.pins[i], job.bytes[i]);
-	WARN_ON_ONCE(fill.nents != count.nents);
-	kvreg_stage_end(KVREG_STAGE_SG_BUILD, t0);
-	reg->folio_pins = job.pins;
-	reg->nr_folio_pins = n;
-	job.pins = NULL;
+	if (kvreg_folio_sg_build(reg, &all, max_segment))
+		goto err_unpin_nomem;
+	reg->folio_pins = all.pins;
+	reg->nr_folio_pins = all.nr;
+	all.pins = NULL;
 	goto out_free;
 
+err_nomem:
+err_unpin_nomem:
+	kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+			KVREG_NO_DEVICE_INDEX);
+	ret = -ENOMEM;
 err_unpin:
-	unpin_user_pages(job.pins, n);
+	if (all.nr)
+		unpin_user_pages(all.pins, all.nr);
 out_free:
+	kvfree(all.bytes);
+	kvfree(all.pins);
 	kvfree(job.nr_pins);
 	kvfree(job.bytes);
 	kvfree(job.pins);
 	return ret;
+}
+
+/*
+ * THP is worth pinning a folio at a time when the caller asked for it
+ * (MADV_HUGEPAGE on every VMA) or the first whole 2 MiB block of the
+ * range is mapped by a PMD already (THP "always").
+ */
+static bool kvreg_thp_likely(struct kvreg_reg *reg)
+{
+	unsigned long block = ALIGN(reg->addr, PMD_SIZE);
+	struct page *page;
+	bool huge;
+
+	if (reg->length < PMD_SIZE)
+		return false;
+	if (reg->thp_advised)
+		return true;
+	if (block + PMD_SIZE > reg->addr + reg->length)
+		return false;
+	/* A reference, not a pin: this only looks (and faults it in,
+	 * as pinning would).
+	 */
+	if (get_user_pages_fast(block, 1, 0, &page) != 1)
+		return false;
+	huge = kvreg_pmd_maps(current->mm, block, page);
+	put_page(page);
+	return huge;
 }
 
 int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
@@ -371,8 +578,9 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	int ret = 0;
 	u64 t0;
 
-	if (reg->all_hugetlb) {
-		ret = kvreg_pin_hugetlb(reg, max_segment, err);
+	if (reg->all_hugetlb || kvreg_thp_likely(reg)) {
+		ret = kvreg_pin_folios(reg, reg->all_hugetlb, max_segment,
+				       err);
 		if (ret != -EAGAIN)
 			goto out_counted;
 	}

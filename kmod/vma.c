@@ -45,6 +45,7 @@ int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
 	reg->all_hugetlb = true;
+	reg->thp_advised = true;
 	while (addr < end) {
 		vma = find_vma(mm, addr);
 		if (!vma || vma->vm_start > addr) {
@@ -77,6 +78,8 @@ int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
 			reg->huge_backed = true;
 		else
 			reg->all_hugetlb = false;
+		if (!(vma->vm_flags & (VM_HUGETLB | VM_HUGEPAGE)))
+			reg->thp_advised = false;
 		addr = vma->vm_end;
 	}
 	mmap_read_unlock(mm);

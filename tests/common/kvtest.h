@@ -362,8 +362,11 @@ static inline uint64_t kvt_expected_pins(const void *p, uint64_t len)
 {
 	uintptr_t lo = (uintptr_t)p, hi = lo + len;
 
-	if (kvt_is_hugetlb(p))
-		return ((hi + SZ_2M - 1) / SZ_2M) - lo / SZ_2M;
+	uint64_t blocks = ((hi + SZ_2M - 1) / SZ_2M) - lo / SZ_2M;
+
+	/* hugetlb, and THP mapped whole by PMDs: one pin per 2 MiB. */
+	if (kvt_is_hugetlb(p) || kvt_thp_bytes(p, len) >= blocks * SZ_2M)
+		return blocks;
 	return ((hi + SZ_4K - 1) / SZ_4K) - lo / SZ_4K;
 }
 

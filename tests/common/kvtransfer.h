@@ -22,6 +22,8 @@ static inline uint64_t kvt_span_pages(const void *p, uint64_t len)
  * physically contiguous (kvreg picks the largest that fits), below 2 MiB.
  */
 #define KVT_BASE_PAGES	0
+/* Any huge page size: 2 MiB, or more where huge pages are contiguous. */
+#define KVT_HUGE_PAGES	1
 
 /* Keys of one device must tile [addr, addr+len) in order, one page size. */
 static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
@@ -39,6 +41,10 @@ static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
 		if (want_shift == KVT_BASE_PAGES)
 			CHECK(k[i].page_shift >= 12 && k[i].page_shift < 21,
 			      "device %u key %u page_shift %u, want base "
+			      "pages", dev, i, k[i].page_shift);
+		else if (want_shift == KVT_HUGE_PAGES)
+			CHECK(k[i].page_shift >= 21 && k[i].page_shift <= 30,
+			      "device %u key %u page_shift %u, want huge "
 			      "pages", dev, i, k[i].page_shift);
 		else
 			CHECK(k[i].page_shift == want_shift,
@@ -115,9 +121,14 @@ static inline void kvt_check_ranges(const uint8_t *b, uint64_t len,
 	free(written);
 }
 
-static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
-				 uint64_t len, uint32_t dev,
-				 uint32_t want_shift)
+/*
+ * Register @a and @b, check their keys and what is pinned (@kernel_pins
+ * pins in all, or -1 for what kvt_expected_pins() says), move bytes both
+ * ways across every edge, deregister, and check nothing is left.
+ */
+static inline void kvt_roundtrip_pins(struct kvreg *kv, uint8_t *a,
+				      uint8_t *b, uint64_t len, uint32_t dev,
+				      uint32_t want_shift, int64_t kernel_pins)
 {
 	const uint64_t width = 9;
 	struct kvt_snap before = kvt_snap(kv);
@@ -138,8 +149,10 @@ static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
 	printf("registered 2 x %llu bytes on device %u: %u MR(s) each, "
 	       "page shift %u\n", (unsigned long long)len, dev, n,
 	       kvreg_mr_keys(ma, &i)[0].page_shift);
-	kvt_check_pins(kv, &before, pages, kvt_expected_pins(a, len) +
-		       kvt_expected_pins(b, len), "after REGISTER");
+	if (kernel_pins < 0)
+		kernel_pins = kvt_expected_pins(a, len) +
+			      kvt_expected_pins(b, len);
+	kvt_check_pins(kv, &before, pages, kernel_pins, "after REGISTER");
 
 	/* The whole buffer, local a -> remote b. */
 	kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, len);
@@ -180,6 +193,13 @@ static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
 	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
 	kvt_check_unchanged(kv, &before, "after DEREGISTER");
+}
+
+static inline void kvt_roundtrip(struct kvreg *kv, uint8_t *a, uint8_t *b,
+				 uint64_t len, uint32_t dev,
+				 uint32_t want_shift)
+{
+	kvt_roundtrip_pins(kv, a, b, len, dev, want_shift, -1);
 }
 
 #endif

@@ -1,12 +1,35 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-/* Transparent huge pages on an aligned mapping: 2 MiB MR pages. */
+/*
+ * Transparent huge pages: pinned a folio at a time, with huge MR pages,
+ * also from an unaligned address over long physical runs (where cutting
+ * scatter entries anywhere but on a 2 MiB boundary drops to 4 KiB MR
+ * pages), and with one THP mapped by PTEs pinned page by page.
+ */
+#include <sys/mman.h>
+
 #include "kvtransfer.h"
+
+#define LONG_LEN	(32 * SZ_2M)
+
+/*
+ * Split the PMD of the 2 MiB block at @block into PTEs, keeping the
+ * folio: a VMA split (mprotect of one page) does it, and restoring the
+ * protection merges the VMAs back but leaves the PTEs.
+ */
+static void split_pmd(uint8_t *block)
+{
+	CHECK(!mprotect(block + SZ_4K, SZ_4K, PROT_READ), "mprotect: %s",
+	      strerror(errno));
+	CHECK(!mprotect(block + SZ_4K, SZ_4K, PROT_READ | PROT_WRITE),
+	      "mprotect: %s", strerror(errno));
+}
 
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
 	const uint64_t len = 8 * SZ_2M;
+	uint64_t sub;
 	uint8_t *a, *b;
 
 	if (!kvt_devices(kv, devs))
@@ -15,7 +38,30 @@ int main(void)
 	b = kvt_map_thp(len);
 	if (kvt_thp_bytes(a, len) < len || kvt_thp_bytes(b, len) < len)
 		kvt_skip("the kernel did not back the buffers with THP");
-	kvt_roundtrip(kv, a, b, len, devs[0].index, 21);
+	kvt_roundtrip(kv, a, b, len, devs[0].index, KVT_HUGE_PAGES);
+
+	a = kvt_map_thp(LONG_LEN);
+	b = kvt_map_thp(LONG_LEN);
+	if (kvt_thp_bytes(a, LONG_LEN) < LONG_LEN ||
+	    kvt_thp_bytes(b, LONG_LEN) < LONG_LEN)
+		kvt_skip("the kernel did not back the buffers with THP");
+	/* From 4 KiB + 17 bytes in, to 5 bytes before the last block. */
+	sub = LONG_LEN - SZ_4K - 17 - SZ_2M - 5;
+	kvt_roundtrip(kv, a + SZ_4K + 17, b + SZ_4K + 17, sub, devs[0].index,
+		      KVT_HUGE_PAGES);
+
+	/*
+	 * Block 5 of each mapped by PTEs: 31 blocks pinned once each, the
+	 * split one page by page (512 pins), on both buffers. The split
+	 * folio is still 2 MiB of contiguous memory: huge MR pages stay.
+	 */
+	split_pmd(a + 5 * SZ_2M);
+	split_pmd(b + 5 * SZ_2M);
+	CHECK(kvt_thp_bytes(a, LONG_LEN) == LONG_LEN - SZ_2M,
+	      "after the split, %llu THP bytes mapped by PMDs",
+	      (unsigned long long)kvt_thp_bytes(a, LONG_LEN));
+	kvt_roundtrip_pins(kv, a, b, LONG_LEN, devs[0].index, KVT_HUGE_PAGES,
+			   2 * (31 + 512));
 	kvreg_close(kv);
 	return T_PASS;
 }
