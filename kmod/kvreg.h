@@ -45,6 +45,8 @@
 #define KVREG_SQ_DEPTH		(KVREG_WR_BATCH + 1)	/* +1: ib_drain_sq */
 #define KVREG_CQ_DEPTH		(2 * KVREG_SQ_DEPTH)
 #define KVREG_HUGE_SHIFT	21
+/* The largest MR page kvreg asks for: a 1 GiB hugetlb page's. */
+#define KVREG_MAX_PAGE_SHIFT	30
 /* A chain not completed by then is flushed: see kvreg_post_chain(). */
 #define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16

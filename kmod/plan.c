@@ -6,20 +6,23 @@
 #include "kvreg.h"
 
 /*
- * The largest MR page the device supports, up to 2 MiB, that every run
- * boundary inside the buffer falls on, with the buffer's virtual address
- * congruent to its DMA address modulo that size (the MR translates iova
- * offsets within a page unchanged): the lowest bit set in any of those
- * addresses bounds it, as ib_umem_find_best_pgsz() finds. Huge pages give
- * 2 MiB; base pages that happen to be physically contiguous may give more
- * than 4 KiB, and every larger page is fewer pages to map.
+ * The largest MR page the device supports, up to KVREG_MAX_PAGE_SHIFT,
+ * that every gap in the buffer's DMA layout falls on, with the buffer's
+ * virtual address congruent to its DMA address modulo that size (the MR
+ * translates iova offsets within a page unchanged): the lowest bit set in
+ * any of those addresses bounds it, as ib_umem_find_best_pgsz() finds.
+ * Entries that go on where the previous one ended are no gap:
+ * ib_sg_to_pages() maps them as one run, so a 1 GiB page cut into 32 MiB
+ * entries is still one 1 GiB MR page. Huge pages give their own size;
+ * base pages that happen to be physically contiguous may give more than
+ * 4 KiB, and every larger page is fewer pages to map.
  */
 u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
 			  struct sg_table *sgt)
 {
-	u64 va = reg->addr & PAGE_MASK, bounds = 0, sizes;
+	u64 va = reg->addr & PAGE_MASK, bounds = 0, run_end = 0, sizes;
+	unsigned int i, shift = KVREG_MAX_PAGE_SHIFT;
 	struct scatterlist *sg;
-	unsigned int i, shift = KVREG_HUGE_SHIFT;
 
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		u64 dma = sg_dma_address(sg);
@@ -27,9 +30,11 @@ u32 kvreg_pick_page_shift(struct kvreg_dev *kdev, struct kvreg_reg *reg,
 		/* Huge pages underneath, whatever page size this gets. */
 		if (sg_dma_len(sg) >= BIT(KVREG_HUGE_SHIFT))
 			reg->huge_backed = true;
-		bounds |= i ? dma : dma ^ va;
-		if (i + 1 < sgt->nents)
-			bounds |= dma + sg_dma_len(sg);
+		if (!i)
+			bounds |= dma ^ va;
+		else if (dma != run_end)
+			bounds |= run_end | dma;
+		run_end = dma + sg_dma_len(sg);
 	}
 	if (bounds)
 		shift = min_t(unsigned int, shift, __ffs64(bounds));
@@ -59,6 +64,8 @@ u32 kvreg_pages_per_mr(struct kvreg_dev *kdev, u32 page_shift)
  * inside a scatter entry leaves the last page it took to the next MR (the
  * entry's offset is rewound to that page), so it covers one page less;
  * an MR that fills up exactly at the end of an entry covers all its pages.
+ * An entry that starts inside the page the previous one ended in adds
+ * only the pages after that one.
  *
  * The entries are cut into groups whose MRs are mapped on their own (by
  * different CPUs): a group ends at the first entry boundary after it
@@ -76,7 +83,7 @@ u32 kvreg_plan_groups(struct sg_table *sgt, u64 addr, u32 page_shift,
 	const u64 page_size = BIT_ULL(page_shift);
 	unsigned int first_offset = offset_in_page(addr);
 	struct kvreg_mr_group *g = NULL;
-	u64 va = addr & PAGE_MASK, group_filled = 0;
+	u64 va = addr & PAGE_MASK, group_filled = 0, run_end = 0;
 	struct scatterlist *sg;
 	u32 nr_mrs = 0, room = 0, ngroups = 0;
 	unsigned int i;
@@ -88,7 +95,11 @@ u32 kvreg_plan_groups(struct sg_table *sgt, u64 addr, u32 page_shift,
 		u64 end = sg_dma_address(sg) + sg_dma_len(sg);
 		u64 pages = (ALIGN(end, page_size) -
 			     ALIGN_DOWN(start, page_size)) >> page_shift;
+		/* It goes on inside the page the previous entry ended in. */
+		bool shared = i && start == run_end &&
+			      (start & (page_size - 1));
 
+		run_end = end;
 		if (i == 0 || group_filled >= group_pages) {
 			if (g)
 				g->nents = i - g->nents;
@@ -102,6 +113,16 @@ u32 kvreg_plan_groups(struct sg_table *sgt, u64 addr, u32 page_shift,
 				g->first_mr = nr_mrs;
 			}
 			ngroups++;
+		} else if (shared) {
+			/*
+			 * That page is the MR's already; when the MR is full,
+			 * the next one starts with it, unless this entry
+			 * holds nothing beyond it (ib_sg_to_pages()).
+			 */
+			if (room)
+				pages--;
+			else if (pages == 1)
+				pages = 0;
 		}
 		group_filled += pages;
 		va += sg_dma_len(sg);

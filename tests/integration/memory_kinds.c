@@ -50,11 +50,11 @@ int main(int argc, char **argv)
 	CHECK(a && b, "memfd");
 	kvt_roundtrip(kv, a, b, 16 * SZ_4K, dev, KVT_BASE_PAGES);
 
-	/* A hugetlb memfd gets 2 MiB MR pages. */
+	/* A hugetlb memfd gets huge MR pages. */
 	a = map_memfd(2 * SZ_2M, MFD_HUGETLB);
 	b = map_memfd(2 * SZ_2M, MFD_HUGETLB);
 	if (a && b)
-		kvt_roundtrip(kv, a, b, 2 * SZ_2M, dev, 21);
+		kvt_roundtrip(kv, a, b, 2 * SZ_2M, dev, KVT_HUGE_PAGES);
 	else
 		printf("no hugetlb memfd: part skipped\n");
 

@@ -2,7 +2,7 @@
 /*
  * Mooncake-style register_buffer() cases: a malloc'd buffer that is not
  * page aligned registers byte-granular (QUERY shows the pinned page span);
- * a hugetlb buffer with an unaligned end registers with 2 MiB MR pages; a
+ * a hugetlb buffer with an unaligned end registers with huge MR pages; a
  * buffer only partly backed by huge pages gets 4 KiB MR pages and the
  * alignment hint.
  */
@@ -49,13 +49,14 @@ int main(void)
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 	free(heap_base);
 
-	/* hugetlb, 3.5 huge pages long: 2 MiB MR pages, no hint. */
+	/* hugetlb, 3.5 huge pages long: huge MR pages, no hint. */
 	huge = kvt_map_hugetlb(4 * SZ_2M);
 	if (huge) {
 		CHECK_OK(kvreg_register(kv, huge, 3 * SZ_2M + SZ_2M / 2,
 					KVREG_ACCESS_ALL, 1ULL << dev, &mr,
 					&err), &err);
-		kvt_check_keys(mr, huge, 3 * SZ_2M + SZ_2M / 2, dev, 21);
+		kvt_check_keys(mr, huge, 3 * SZ_2M + SZ_2M / 2, dev,
+			       KVT_HUGE_PAGES);
 		CHECK(!(kvreg_mr_flags(mr) & KVREG_REG_OUT_HUGE_HINT), "hint");
 		CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 	} else {

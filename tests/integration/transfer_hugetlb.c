@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-/* hugetlb 2 MiB pages: 2 MiB MR pages, also for a range inside huge pages. */
+/* hugetlb 2 MiB pages: huge MR pages, also for a range inside huge pages. */
 #include "kvtransfer.h"
 
 int main(void)
@@ -15,10 +15,10 @@ int main(void)
 	b = kvt_map_hugetlb(len);
 	if (!a || !b)
 		kvt_skip("no free hugetlb pages (vm.nr_hugepages)");
-	kvt_roundtrip(kv, a, b, len, devs[0].index, 21);
-	/* Starts and ends inside huge pages: still 2 MiB MR pages. */
+	kvt_roundtrip(kv, a, b, len, devs[0].index, KVT_HUGE_PAGES);
+	/* Starts and ends inside huge pages: still huge MR pages. */
 	kvt_roundtrip(kv, a + 3 * SZ_4K + 17, b + SZ_2M - 9, len - 3 * SZ_2M,
-		      devs[0].index, 21);
+		      devs[0].index, KVT_HUGE_PAGES);
 	kvreg_close(kv);
 	return T_PASS;
 }

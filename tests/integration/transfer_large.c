@@ -37,9 +37,9 @@ int main(void)
 	if (!a || !b) {
 		printf("no free hugetlb pages: hugetlb part skipped\n");
 	} else {
-		kvt_roundtrip(kv, a, b, huge_len, devs[0].index, 21);
+		kvt_roundtrip(kv, a, b, huge_len, devs[0].index, KVT_HUGE_PAGES);
 		kvt_roundtrip(kv, a + 3 * SZ_4K + 17, b + SZ_2M - 9,
-			      huge_len - 3 * SZ_2M, devs[0].index, 21);
+			      huge_len - 3 * SZ_2M, devs[0].index, KVT_HUGE_PAGES);
 	}
 	kvreg_close(kv);
 	return T_PASS;

@@ -91,6 +91,125 @@ static void plan_huge_pages(struct kunit *test)
 	sg_free_table(sgt);
 }
 
+/* An MR that takes @max pages, as a driver's set_page() bounds it. */
+struct fake_mr {
+	struct ib_mr mr;
+	u32 pages, max;
+};
+
+static int fake_set_page(struct ib_mr *mr, u64 addr)
+{
+	struct fake_mr *f = container_of(mr, struct fake_mr, mr);
+
+	if (f->pages == f->max)
+		return -ENOMEM;
+	f->pages++;
+	return 0;
+}
+
+/* The MRs ib_sg_to_pages() itself fills, one after the other. */
+static u32 mrs_by_ib_core(struct kunit *test, struct sg_table *sgt,
+			  unsigned int first_offset, u32 shift, u32 max)
+{
+	struct fake_mr *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	struct scatterlist *sg = sgt->sgl;
+	unsigned int offset = first_offset;
+	int nents = sgt->nents, mapped;
+	u32 n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->mr.page_size = BIT(shift);
+	f->max = max;
+	while (nents > 0) {
+		f->pages = 0;
+		n++;
+		mapped = ib_sg_to_pages(&f->mr, sg, nents, &offset,
+					fake_set_page);
+		if (mapped < 0 || (!mapped && !offset) || n > 100000)
+			return 0;
+		nents -= mapped;
+		while (mapped--)
+			sg = sg_next(sg);
+	}
+	return n;
+}
+
+/*
+ * Entries that go on where the previous ended (cut by a segment limit,
+ * not by a gap) are one run to ib_sg_to_pages(): the plan must count
+ * their MRs as it fills them, whatever the MR size.
+ */
+static void plan_contiguous_entries(struct kunit *test)
+{
+	/* 2 MiB pages: cuts 4 KiB past a boundary, a gap on one. */
+	static const u64 thp[] = { MIB(64) + SZ_4K, MIB(96) + SZ_4K,
+				   MIB(97), MIB(128) };
+	static const u32 thp_len[] = { MIB(32), MIB(1) - SZ_4K, MIB(3),
+				       MIB(6) };
+	/* Short runs inside one page, and a run that ends mid-page. */
+	static const u64 odd[] = { MIB(10), MIB(11), MIB(11) + SZ_64K,
+				   MIB(12), MIB(20) };
+	static const u32 odd_len[] = { MIB(1), SZ_64K, MIB(1) - SZ_64K,
+				       MIB(5), MIB(2) };
+	static const u32 maxes[] = { 2, 3, 4, 5, 511 };
+	struct sg_table *sgt;
+	unsigned int m;
+
+	sgt = fake_sgt(test, thp, thp_len, ARRAY_SIZE(thp));
+	for (m = 0; m < ARRAY_SIZE(maxes); m++)
+		KUNIT_EXPECT_EQ_MSG(test, kvreg_plan_mrs(sgt, 0, 21, maxes[m]),
+				    mrs_by_ib_core(test, sgt, 0, 21, maxes[m]),
+				    "2 MiB runs, %u pages per MR", maxes[m]);
+	sg_free_table(sgt);
+	sgt = fake_sgt(test, odd, odd_len, ARRAY_SIZE(odd));
+	for (m = 0; m < ARRAY_SIZE(maxes); m++) {
+		KUNIT_EXPECT_EQ_MSG(test, kvreg_plan_mrs(sgt, 0, 20, maxes[m]),
+				    mrs_by_ib_core(test, sgt, 0, 20, maxes[m]),
+				    "1 MiB pages, %u per MR", maxes[m]);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kvreg_plan_mrs(sgt, 100, 12, maxes[m]),
+				    mrs_by_ib_core(test, sgt, 100, 12,
+						   maxes[m]),
+				    "4 KiB pages, %u per MR", maxes[m]);
+	}
+	sg_free_table(sgt);
+}
+
+/* A 1 GiB page in 32 MiB entries: one 1 GiB MR page, one MR. */
+static void plan_gigantic_page(struct kunit *test)
+{
+	struct kvreg_dev *kdev = kunit_kzalloc(test, sizeof(*kdev), GFP_KERNEL);
+	struct kvreg_reg *reg = kunit_kzalloc(test, sizeof(*reg), GFP_KERNEL);
+	u64 addr[32];
+	u32 len[32];
+	struct sg_table *sgt;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, kdev);
+	KUNIT_ASSERT_NOT_NULL(test, reg);
+	for (i = 0; i < 32; i++) {
+		addr[i] = MIB(3072) + i * MIB(32);
+		len[i] = MIB(32);
+	}
+	sgt = fake_sgt(test, addr, len, 32);
+	kdev->page_size_cap = 0xfffff000;
+	reg->addr = MIB(1024) * 5;
+	reg->length = MIB(1024);
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt), 30U);
+	KUNIT_EXPECT_EQ(test, kvreg_plan_mrs(sgt, 0, 30, 511), 1U);
+	KUNIT_EXPECT_EQ(test, mrs_by_ib_core(test, sgt, 0, 30, 511), 1U);
+	/* No 1 GiB pages on the device: the largest it has. */
+	kdev->page_size_cap = SZ_4K | SZ_2M;
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt), 21U);
+	/* A gap 2 MiB into it bounds the page at 2 MiB. */
+	kdev->page_size_cap = 0xfffff000;
+	addr[1] += MIB(2);
+	sg_free_table(sgt);
+	sgt = fake_sgt(test, addr, len, 32);
+	KUNIT_EXPECT_EQ(test, kvreg_pick_page_shift(kdev, reg, sgt), 21U);
+	sg_free_table(sgt);
+}
+
 static void pages_per_mr_limits(struct kunit *test)
 {
 	struct kvreg_dev kdev = {
@@ -485,6 +604,8 @@ static struct kunit_case kvreg_cases[] = {
 	KUNIT_CASE(plan_exact_entries),
 	KUNIT_CASE(plan_first_offset),
 	KUNIT_CASE(plan_huge_pages),
+	KUNIT_CASE(plan_contiguous_entries),
+	KUNIT_CASE(plan_gigantic_page),
 	KUNIT_CASE(pages_per_mr_limits),
 	KUNIT_CASE(page_shift_choice),
 	KUNIT_CASE(check_register_refusals),
