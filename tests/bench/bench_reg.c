@@ -4,7 +4,8 @@
  * ibv_reg_mr/ibv_dereg_mr, on the same devices, buffers and guest run,
  * interleaved, medians of several runs. The peer registers once per
  * device, as verbs users must. The guest is emulated: read the ratios.
- *   bench_reg MAX_MIB REPS
+ *   bench_reg MAX_MIB REPS [POOL_MIB]
+ * POOL_MIB: a huge-page pool of that size on four devices, after the rest.
  * KVREG_BENCH_QUICK set: only the smallest and largest size, touched.
  * Prints one "REG" line per case, "STAGE" lines with kvreg's own per-stage
  * time (debugfs kvreg/stages) and "SCALE" lines; report.sh tabulates them.
@@ -166,7 +167,8 @@ static void bench_case(struct kvreg *kv, struct peer *peer, uint64_t mask,
 	int inner = len <= SZ_2M ? 32 : 1, r, i;
 	double kr[MAX_REPS], kd[MAX_REPS], vr[MAX_REPS], vd[MAX_REPS];
 	double sr[MAX_REPS], sd[MAX_REPS];
-	bool one_cpu = touch && len >= (64ULL << 20);
+	/* Every touched size: helpers must never make one slower. */
+	bool one_cpu = touch;
 	void *buf = NULL, *raw = NULL;
 	uint64_t raw_len = 0;
 	char label[96];
@@ -220,8 +222,13 @@ static void bench_case(struct kvreg *kv, struct peer *peer, uint64_t mask,
 
 		stages_reset();
 		for (r = 0; r < reps; r++) {
-			struct sample s = time_kvreg_1cpu(kv, buf, len, mask);
+			struct sample s = { 0 }, one;
 
+			for (i = 0; i < inner; i++) {
+				one = time_kvreg_1cpu(kv, buf, len, mask);
+				s.reg_ms += one.reg_ms / inner;
+				s.dereg_ms += one.dereg_ms / inner;
+			}
 			sr[r] = s.reg_ms;
 			sd[r] = s.dereg_ms;
 		}
@@ -245,6 +252,49 @@ static bool hugetlb_reserve(uint64_t len)
 
 	kvt_write_param("/proc/sys/vm/nr_hugepages", want);
 	return kvt_read_param("/proc/sys/vm/nr_hugepages") >= want;
+}
+
+/* What the guest could still give a buffer, from /proc/meminfo. */
+static uint64_t mem_available(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	CHECK(f, "open /proc/meminfo");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/*
+ * A KV-cache host pool as users have them: @len of huge pages (hugetlb,
+ * then THP) on @ndev devices, touched, where the guest has the memory.
+ */
+static void bench_pool(struct kvreg *kv, struct peer *peer, uint64_t mask,
+		       unsigned int ndev, uint64_t len)
+{
+	enum backing b;
+
+	for (b = BACK_HUGETLB; b <= BACK_THP; b++) {
+		if (mem_available() < len + (1ULL << 30)) {
+			printf("SKIP %s %llu: the guest has %llu MiB available\n",
+			       backing_names[b], (unsigned long long)len,
+			       (unsigned long long)(mem_available() >> 20));
+			continue;
+		}
+		if (b == BACK_HUGETLB && !hugetlb_reserve(len)) {
+			printf("SKIP hugetlb %llu: pages not free\n",
+			       (unsigned long long)len);
+			hugetlb_reserve(0);
+			continue;
+		}
+		bench_case(kv, peer, mask, ndev, b, len, true, 3);
+		if (b == BACK_HUGETLB)
+			hugetlb_reserve(0);
+	}
 }
 
 /*
@@ -289,6 +339,7 @@ int main(int argc, char **argv)
 	};
 	uint64_t max_len = (argc > 1 ? strtoull(argv[1], NULL, 0) : 1024) << 20;
 	int reps = argc > 2 ? atoi(argv[2]) : 5;
+	uint64_t pool_len = (argc > 3 ? strtoull(argv[3], NULL, 0) : 0) << 20;
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	unsigned int ndev, d, nsets[2], s;
 	struct peer peer = { 0 };
@@ -339,6 +390,13 @@ int main(int argc, char **argv)
 			if (b == BACK_HUGETLB)
 				hugetlb_reserve(0);
 		}
+	}
+	if (pool_len && !quick) {
+		uint64_t mask = 0;
+
+		for (d = 0; d < nsets[1]; d++)
+			mask |= 1ULL << devs[d].index;
+		bench_pool(kv, &peer, mask, nsets[1], pool_len);
 	}
 	bench_scale(kv, 1ULL << devs[0].index);
 	kvreg_close(kv);

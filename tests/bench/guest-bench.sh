@@ -1,14 +1,15 @@
 #!/bin/sh
 # In the guest: every benchmark, kvreg and its peers on the same four rxe
 # devices in this one boot. Raw lines go to stdout; report.sh reads them.
-#   guest-bench.sh BUILD_DIR KO MAX_MIB REPS RAW_FILE [QUICK]
+#   guest-bench.sh BUILD_DIR KO MAX_MIB REPS RAW_FILE POOL_MIB [QUICK]
 set -e
 exec > "$5"
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$1
 XFER_SIZES="4096 65536 262144 1048576 4194304"
-export KVREG_BENCH_QUICK=$6
-[ -n "$6" ] || unset KVREG_BENCH_QUICK
+POOL_MIB=$6
+export KVREG_BENCH_QUICK=$7
+[ -n "$7" ] || unset KVREG_BENCH_QUICK
 
 echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
 "$HERE/../guest/rxe-up.sh" 4
@@ -18,7 +19,7 @@ modprobe ib_uverbs
 modprobe rdma_cm 2>/dev/null || true
 insmod "$2" max_mrs_per_process=1000000 max_bytes_per_process=0x10000000000 \
 	host_max_bytes=0x10000000000
-"$BUILD/tests/bench/bench_reg" "$3" "$4"
+"$BUILD/tests/bench/bench_reg" "$3" "$4" "$POOL_MIB"
 [ -n "$KVREG_BENCH_QUICK" ] && XFER_SIZES=1048576
 "$BUILD/tests/bench/bench_xfer" 0 $XFER_SIZES
 

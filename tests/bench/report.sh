@@ -24,21 +24,29 @@ echo
 echo "## Registration"
 echo
 echo "kvreg MR page: the MR page size kvreg chose (physically contiguous base"
-echo "pages can give more than 4 KiB). 1 CPU: kvreg with max_threads=1."
+echo "pages can give more than 4 KiB). reg / pin: kvreg's register time over"
+echo "its own pin stage, the floor it can approach. 1 CPU: kvreg with"
+echo "max_threads=1, and helpers / 1 CPU: its register and deregister time"
+echo "with helpers over that (above 1: helpers cost more than they gave)."
 echo
-echo "| backing | size | devices | memory | kvreg reg | ibv reg | ratio | kvreg dereg | ibv dereg | ratio | reg+dereg ratio | kvreg MR page | kvreg 1 CPU reg / dereg |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| backing | size | devices | memory | kvreg reg | ibv reg | ratio | reg / pin | kvreg dereg | ibv dereg | ratio | reg+dereg ratio | kvreg MR page | kvreg 1 CPU reg / dereg | helpers / 1 CPU reg / dereg |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 awk 'function size_name(b) {
 	if (b >= 2^30) return sprintf("%g GiB", b / 2^30)
 	if (b >= 2^20) return sprintf("%g MiB", b / 2^20)
 	return sprintf("%g KiB", b / 2^10) }
 $1 == "PAGESHIFT" { shift[$2 " " $3 " " $4 " " $5] = $6 }
+$1 == "STAGE" && $6 == "pin" { pin[$2 " " $3 " " $4 " " $5] = $7 }
 $1 == "REG" {
 	k = $2 " " $3 " " $4 " " $5
 	one = NF >= 11 ? sprintf("%.3f / %.3f", $10, $11) : ""
-	printf "| %s | %s | %s | %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f | %.2f | %s | %s |\n",
-	       $2, size_name($3), $4, $5, $6, $8, $6 / $8, $7, $9, $7 / $9,
-	       ($6 + $7) / ($8 + $9), size_name(2 ^ shift[k]), one }' "$RAW"
+	vs = NF >= 11 && $10 > 0 && $11 > 0 ?
+	     sprintf("%.2f / %.2f", $6 / $10, $7 / $11) : ""
+	floor = pin[k] > 0 ? sprintf("%.2f", $6 / pin[k]) : "n/a"
+	printf "| %s | %s | %s | %s | %.3f | %.3f | %.2f | %s | %.3f | %.3f | %.2f | %.2f | %s | %s | %s |\n",
+	       $2, size_name($3), $4, $5, $6, $8, $6 / $8, floor, $7, $9,
+	       $7 / $9, ($6 + $7) / ($8 + $9), size_name(2 ^ shift[k]), one,
+	       vs }' "$RAW"
 echo
 echo "## Growth with size (kvreg, touched, 1 device)"
 echo
