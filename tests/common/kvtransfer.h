@@ -24,6 +24,8 @@ static inline uint64_t kvt_span_pages(const void *p, uint64_t len)
 #define KVT_BASE_PAGES	0
 /* Any huge page size: 2 MiB, or more where huge pages are contiguous. */
 #define KVT_HUGE_PAGES	1
+/* Whatever the memory gives: the keys only have to tile the buffer. */
+#define KVT_ANY_PAGES	2
 
 /* Keys of one device must tile [addr, addr+len) in order, one page size. */
 static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
@@ -42,6 +44,10 @@ static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
 			CHECK(k[i].page_shift >= 12 && k[i].page_shift < 21,
 			      "device %u key %u page_shift %u, want base "
 			      "pages", dev, i, k[i].page_shift);
+		else if (want_shift == KVT_ANY_PAGES)
+			CHECK(k[i].page_shift >= 12 && k[i].page_shift <= 30,
+			      "device %u key %u page_shift %u", dev, i,
+			      k[i].page_shift);
 		else if (want_shift == KVT_HUGE_PAGES)
 			CHECK(k[i].page_shift >= 21 && k[i].page_shift <= 30,
 			      "device %u key %u page_shift %u, want huge "
