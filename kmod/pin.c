@@ -494,7 +494,7 @@ static int kvreg_pin_folios(struct kvreg_reg *reg, bool hugetlb,
 				   sizeof(*job.bytes), GFP_KERNEL);
 	job.nr_pins = kvcalloc(window, sizeof(*job.nr_pins), GFP_KERNEL);
 	if (!job.pins || !job.bytes || !job.nr_pins)
-		goto err_nomem;
+		goto err_nomem;	/* nothing pinned yet: @all is empty */
 
 	for (; job.first_chunk < nr_chunks; job.first_chunk += n) {
 		n = min(window, nr_chunks - job.first_chunk);
@@ -506,21 +506,20 @@ static int kvreg_pin_folios(struct kvreg_reg *reg, bool hugetlb,
 		if (ret) {
 			kvreg_unpin_window_pins(&job, n);
 			if (ret == -ENOMEM)
-				goto err_unpin_nomem;
+				goto err_nomem;
 			if (ret != -EAGAIN)
 				kvreg_pin_error(ret, job.bad_addr, err);
 			goto err_unpin;
 		}
 	}
 	if (kvreg_folio_sg_build(reg, &all, max_segment))
-		goto err_unpin_nomem;
+		goto err_nomem;
 	reg->folio_pins = all.pins;
 	reg->nr_folio_pins = all.nr;
 	all.pins = NULL;
 	goto out_free;
 
 err_nomem:
-err_unpin_nomem:
 	kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 			KVREG_NO_DEVICE_INDEX);
 	ret = -ENOMEM;
@@ -553,10 +552,13 @@ static bool kvreg_thp_likely(struct kvreg_reg *reg)
 		return true;
 	if (block + PMD_SIZE > reg->addr + reg->length)
 		return false;
-	/* A reference, not a pin: this only looks (and faults it in,
-	 * as pinning would).
+	/*
+	 * A reference, not a pin: this only looks. It faults the block in
+	 * as pinning would, for writing if the pin will be, so that it is
+	 * not the shared zero page that is looked at.
 	 */
-	if (get_user_pages_fast(block, 1, 0, &page) != 1)
+	if (get_user_pages_fast(block, 1, reg->writable ? FOLL_WRITE : 0,
+				&page) != 1)
 		return false;
 	huge = kvreg_pmd_maps(current->mm, block, page);
 	put_page(page);
