@@ -106,6 +106,8 @@ int main(void)
 	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		move_at(kv, dev, mw, win, mg, giant, offs[i], WINDOW);
 
+	CHECK_OK(kvreg_deregister(kv, mg, &err), &err);
+
 	/* From an unaligned address inside the page, to 2 MiB before its end. */
 	CHECK_OK(kvreg_register(kv, giant + SZ_4K + 5, GIG - SZ_2M,
 				KVREG_ACCESS_ALL, 1ULL << dev, &msub, &err),
@@ -114,8 +116,6 @@ int main(void)
 	move_at(kv, dev, mw, win, msub, giant + SZ_4K + 5,
 		GIG - SZ_2M - WINDOW, WINDOW);
 	CHECK_OK(kvreg_deregister(kv, msub, &err), &err);
-
-	CHECK_OK(kvreg_deregister(kv, mg, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mw, &err), &err);
 	kvt_check_unchanged(kv, &before, "after DEREGISTER");
 	munmap(giant, GIG);
