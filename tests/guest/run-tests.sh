@@ -34,7 +34,8 @@ PROOF="integration/module_not_loaded integration/transfer_4k
        integration/multi_device integration/rollback integration/revoked_keys
        integration/kill9 integration/device_removal integration/budget_bytes
        integration/budget_mrs integration/memlock integration/memory_kinds
-       integration/overlap python/binding packages/dkms"
+       integration/overlap integration/gigantic_page python/binding
+       packages/dkms"
 case $MODE in
 bullseye|forky) [ -z "${KVREG_ONLY:-}" ] && KVREG_ONLY=$(echo $PROOF) ;;
 esac

@@ -103,6 +103,9 @@ int main(void)
 	      (int64_t)(64 + WINDOW / SZ_4K),
 	      "%lld kernel pins for one 1 GiB page and 16 base pages",
 	      (long long)(now.kernel_pins - before.kernel_pins));
+	printf("1 GiB page: 1 MR of 1 GiB pages, %lld kernel pins with the "
+	       "window's 16\n",
+	       (long long)(now.kernel_pins - before.kernel_pins));
 	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		move_at(kv, dev, mw, win, mg, giant, offs[i], WINDOW);
 
