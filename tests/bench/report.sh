@@ -27,7 +27,8 @@ echo "kvreg MR page: the MR page size kvreg chose (physically contiguous base"
 echo "pages can give more than 4 KiB). reg / pin: kvreg's register time over"
 echo "its own pin stage, the floor it can approach. 1 CPU: kvreg with"
 echo "max_threads=1, and helpers / 1 CPU: its register and deregister time"
-echo "with helpers over that (above 1: helpers cost more than they gave)."
+echo "with helpers over that, the two timed in turns with no ibv_reg_mr in"
+echo "between (above 1: helpers cost more than they gave)."
 echo
 echo "| backing | size | devices | memory | kvreg reg | ibv reg | ratio | reg / pin | kvreg dereg | ibv dereg | ratio | reg+dereg ratio | kvreg MR page | kvreg 1 CPU reg / dereg | helpers / 1 CPU reg / dereg |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -40,8 +41,8 @@ $1 == "STAGE" && $6 == "pin" { pin[$2 " " $3 " " $4 " " $5] = $7 }
 $1 == "REG" {
 	k = $2 " " $3 " " $4 " " $5
 	one = NF >= 11 ? sprintf("%.3f / %.3f", $10, $11) : ""
-	vs = NF >= 11 && $10 > 0 && $11 > 0 ?
-	     sprintf("%.2f / %.2f", $6 / $10, $7 / $11) : ""
+	vs = NF >= 13 && $10 > 0 && $11 > 0 ?
+	     sprintf("%.2f / %.2f", $12 / $10, $13 / $11) : ""
 	floor = pin[k] > 0 ? sprintf("%.2f", $6 / pin[k]) : "n/a"
 	printf "| %s | %s | %s | %s | %.3f | %.3f | %.2f | %s | %.3f | %.3f | %.2f | %.2f | %s | %s | %s |\n",
 	       $2, size_name($3), $4, $5, $6, $8, $6 / $8, floor, $7, $9,

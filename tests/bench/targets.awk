@@ -11,8 +11,8 @@ $1 == "REG" && $5 == "touched" { key = $2 " " $3 " " $4; r[key] = $6 / $8
 	d[key] = $7 / $9; rd[key] = ($6 + $7) / ($8 + $9); ndev[$4] = 1
 	regms[key] = $6
 	# Helpers against one CPU, register and deregister: the worst case.
-	if (NF >= 11 && $10 > 0 && $11 > 0) {
-		h = $6 / $10 > $7 / $11 ? $6 / $10 : $7 / $11
+	if (NF >= 13 && $10 > 0 && $11 > 0) {
+		h = $12 / $10 > $13 / $11 ? $12 / $10 : $13 / $11
 		if (h > worst) { worst = h; worst_case = $2 " " $3 " " $4 }
 		helpers = 1
 	} }
