@@ -41,9 +41,12 @@ $1 == "STAGE" && $6 == "pin" { pin[$2 " " $3 " " $4 " " $5] = $7 }
 $1 == "REG" {
 	k = $2 " " $3 " " $4 " " $5
 	one = NF >= 11 ? sprintf("%.3f / %.3f", $10, $11) : ""
-	vs = NF >= 13 && $10 > 0 && $11 > 0 ?
-	     sprintf("%.2f / %.2f", $12 / $10, $13 / $11) : ""
-	floor = pin[k] > 0 ? sprintf("%.2f", $6 / pin[k]) : "n/a"
+	vs = ""
+	if (NF >= 13 && $10 > 0 && $11 > 0)
+		vs = sprintf("%.2f / %.2f", $12 / $10, $13 / $11)
+	floor = "n/a"
+	if (pin[k] > 0)
+		floor = sprintf("%.2f", $6 / pin[k])
 	printf "| %s | %s | %s | %s | %.3f | %.3f | %.2f | %s | %.3f | %.3f | %.2f | %.2f | %s | %s | %s |\n",
 	       $2, size_name($3), $4, $5, $6, $8, $6 / $8, floor, $7, $9,
 	       $7 / $9, ($6 + $7) / ($8 + $9), size_name(2 ^ shift[k]), one,
