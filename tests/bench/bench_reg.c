@@ -267,6 +267,16 @@ static bool hugetlb_reserve(uint64_t len)
 	return kvt_read_param("/proc/sys/vm/nr_hugepages") >= want;
 }
 
+/* hugetlb pages for one case, or a SKIP line and none. */
+static bool hugetlb_ready(uint64_t len)
+{
+	if (hugetlb_reserve(len))
+		return true;
+	printf("SKIP hugetlb %llu: pages not free\n", (unsigned long long)len);
+	hugetlb_reserve(0);
+	return false;
+}
+
 /* What the guest could still give a buffer, from /proc/meminfo. */
 static uint64_t mem_available(void)
 {
@@ -298,12 +308,8 @@ static void bench_pool(struct kvreg *kv, struct peer *peer, uint64_t mask,
 			       (unsigned long long)(mem_available() >> 20));
 			continue;
 		}
-		if (b == BACK_HUGETLB && !hugetlb_reserve(len)) {
-			printf("SKIP hugetlb %llu: pages not free\n",
-			       (unsigned long long)len);
-			hugetlb_reserve(0);
+		if (b == BACK_HUGETLB && !hugetlb_ready(len))
 			continue;
-		}
 		bench_case(kv, peer, mask, ndev, b, len, true, 3);
 		if (b == BACK_HUGETLB)
 			hugetlb_reserve(0);
@@ -383,12 +389,8 @@ int main(int argc, char **argv)
 			/* A huge page backs 2 MiB or more, not one 4 KiB. */
 			if (b != BACK_4K && len < SZ_2M)
 				continue;
-			if (b == BACK_HUGETLB && !hugetlb_reserve(len)) {
-				printf("SKIP hugetlb %llu: pages not free\n",
-				       (unsigned long long)len);
-				hugetlb_reserve(0);
+			if (b == BACK_HUGETLB && !hugetlb_ready(len))
 				continue;
-			}
 			for (s = 0; s < (nsets[1] > 1 ? 2U : 1U); s++) {
 				uint64_t mask = 0;
 
