@@ -94,8 +94,9 @@ static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 		rail->conn = conn;
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (rail->conn != conn) {
-		kvreg_conn_put(conn);
+		/* The file is going: this one was its only reference. */
 		kvreg_set_error(err, KVREG_REASON_CONN_LOST, conn->dev->index);
+		kvreg_conn_put(conn);
 		return -ENOTCONN;
 	}
 	if (old) {
