@@ -586,6 +586,8 @@ struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va);
 
 /* stage.c: per-stage time, for profiles (debugfs kvreg/stages). */
 enum kvreg_stage {
+	KVREG_STAGE_REGISTER,		/* the whole ioctl, all below in it */
+	KVREG_STAGE_DEVICES,		/* the file's PD and QP on each */
 	KVREG_STAGE_CHECK_MEMORY,
 	KVREG_STAGE_PIN,		/* includes SG_BUILD */
 	KVREG_STAGE_SG_BUILD,
@@ -594,6 +596,8 @@ enum kvreg_stage {
 	KVREG_STAGE_ALLOC_MR_ONLY,	/* summed over CPUs */
 	KVREG_STAGE_MAP_MR_SG,		/* summed over CPUs */
 	KVREG_STAGE_POST_REG,
+	KVREG_STAGE_PUBLISH,		/* handle, range tree, keys out */
+	KVREG_STAGE_DEREGISTER,		/* the whole ioctl, the three below */
 	KVREG_STAGE_DEREG_MR,
 	KVREG_STAGE_DMA_UNMAP,
 	KVREG_STAGE_UNPIN,

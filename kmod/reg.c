@@ -374,12 +374,13 @@ out_unlock:
  * devices and the file's PD on each, pin what is paid for, map on every
  * device, publish. All or nothing: one unwind path, in reverse order.
  */
-int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
-		   struct kvreg_error *err)
+static int kvreg_register_timed(struct kvreg_file *kf,
+				struct kvreg_register *arg,
+				struct kvreg_error *err)
 {
 	u64 present = kvreg_devices_present();
 	struct kvreg_reg *reg;
-	u64 mask;
+	u64 mask, t0;
 	int ret;
 
 	/* Outputs are written, never read: a struct may be reused. */
@@ -399,7 +400,9 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
 	reg = kvreg_reg_alloc(kf, arg, mask, err);
 	if (!reg)
 		return -ENOMEM;
+	t0 = kvreg_stage_begin();
 	ret = kvreg_reg_get_devs(kf, reg, mask, err);
+	kvreg_stage_end(KVREG_STAGE_DEVICES, t0);
 	if (ret)
 		goto err_put;
 	ret = kvreg_reg_pin_charged(reg, err);
@@ -408,7 +411,9 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
 	ret = kvreg_reg_map(reg, err);
 	if (ret)
 		goto err_undo;
+	t0 = kvreg_stage_begin();
 	ret = kvreg_reg_publish(kf, reg, arg, err);
+	kvreg_stage_end(KVREG_STAGE_PUBLISH, t0);
 	if (ret)
 		goto err_undo;
 	return 0;
@@ -419,6 +424,17 @@ err_undo:
 	return ret < 0 ? ret : 0;
 err_put:
 	kvreg_reg_put_devs(reg);
+	return ret;
+}
+
+/* What the stages leave out of a registration is its own time. */
+int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
+		   struct kvreg_error *err)
+{
+	u64 t0 = kvreg_stage_begin();
+	int ret = kvreg_register_timed(kf, arg, err);
+
+	kvreg_stage_end(KVREG_STAGE_REGISTER, t0);
 	return ret;
 }
 
@@ -448,8 +464,12 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 		return ret;
 	}
 	/* A transfer still using it holds it until the transfer ends. */
-	if (reg)
+	if (reg) {
+		u64 t0 = kvreg_stage_begin();
+
 		kvreg_reg_put(reg);
+		kvreg_stage_end(KVREG_STAGE_DEREGISTER, t0);
+	}
 	return 0;
 }
 

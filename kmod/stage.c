@@ -13,6 +13,8 @@
 #include "kvreg.h"
 
 static const char * const kvreg_stage_names[KVREG_NR_STAGES] = {
+	[KVREG_STAGE_REGISTER]		= "register",
+	[KVREG_STAGE_DEVICES]		= "devices",
 	[KVREG_STAGE_CHECK_MEMORY]	= "check_memory",
 	[KVREG_STAGE_PIN]		= "pin",
 	[KVREG_STAGE_SG_BUILD]		= "pin_sg_build",
@@ -21,6 +23,8 @@ static const char * const kvreg_stage_names[KVREG_NR_STAGES] = {
 	[KVREG_STAGE_ALLOC_MR_ONLY]	= "cpu_ib_alloc_mr",
 	[KVREG_STAGE_MAP_MR_SG]		= "cpu_ib_map_mr_sg",
 	[KVREG_STAGE_POST_REG]		= "post_reg_mr",
+	[KVREG_STAGE_PUBLISH]		= "publish",
+	[KVREG_STAGE_DEREGISTER]	= "deregister",
 	[KVREG_STAGE_DEREG_MR]		= "dereg_mr",
 	[KVREG_STAGE_DMA_UNMAP]		= "dma_unmap",
 	[KVREG_STAGE_UNPIN]		= "unpin",

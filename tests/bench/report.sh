@@ -65,13 +65,13 @@ awk '$1 == "SCALE" {
 	printf "- %d live registrations of 4 KiB: median register %.4f ms over the first 500, %.4f ms over the last 500 (ratio %.2f); deregister %.4f ms each\n",
 	       $3, $5, $7, $7 / $5, $9 }' "$RAW"
 echo
-echo "## Where kvreg's time goes (ms per registration, 1 GiB, touched)"
+echo "## Where kvreg's time goes (ms per registration, 4 KiB and 1 GiB, touched)"
 echo
 echo "| case | $(awk '$1 == "STAGE" { if (!seen[$6]++) printf "%s%s", n++ ? " | " : "", $6 }' "$RAW") |"
 echo "|---|$(awk '$1 == "STAGE" { if (!seen[$6]++) printf "---|" }' "$RAW")"
-awk '$1 == "STAGE" && $3 == 1073741824 && $5 == "touched" {
-	k = $2 " " $4 " dev"; if (!(k in row)) order[n++] = k
-	row[k] = row[k] sprintf(" %.2f |", $7)
+awk '$1 == "STAGE" && ($3 == 1073741824 || $3 == 4096) && $5 == "touched" {
+	k = $2 " " $3 / 1048576 " MiB " $4 " dev"; if (!(k in row)) order[n++] = k
+	row[k] = row[k] sprintf($3 == 4096 ? " %.4f |" : " %.2f |", $7)
 } END { for (i = 0; i < n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$RAW"
 echo
 echo "## Transfers on one device (kvreg TRANSFER against perftest)"
