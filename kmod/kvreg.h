@@ -586,7 +586,7 @@ struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va);
 
 /* stage.c: per-stage time, for profiles (debugfs kvreg/stages). */
 enum kvreg_stage {
-	KVREG_STAGE_REGISTER,		/* the whole ioctl, all below in it */
+	KVREG_STAGE_REGISTER,		/* the whole ioctl, up to PUBLISH */
 	KVREG_STAGE_DEVICES,		/* the file's PD and QP on each */
 	KVREG_STAGE_CHECK_MEMORY,
 	KVREG_STAGE_PIN,		/* includes SG_BUILD */
@@ -597,7 +597,7 @@ enum kvreg_stage {
 	KVREG_STAGE_MAP_MR_SG,		/* summed over CPUs */
 	KVREG_STAGE_POST_REG,
 	KVREG_STAGE_PUBLISH,		/* handle, range tree, keys out */
-	KVREG_STAGE_DEREGISTER,		/* the whole ioctl, the three below */
+	KVREG_STAGE_DEREGISTER,		/* its last put: the three below */
 	KVREG_STAGE_DEREG_MR,
 	KVREG_STAGE_DMA_UNMAP,
 	KVREG_STAGE_UNPIN,

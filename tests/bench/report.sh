@@ -70,7 +70,7 @@ echo
 echo "| case | $(awk '$1 == "STAGE" { if (!seen[$6]++) printf "%s%s", n++ ? " | " : "", $6 }' "$RAW") |"
 echo "|---|$(awk '$1 == "STAGE" { if (!seen[$6]++) printf "---|" }' "$RAW")"
 awk '$1 == "STAGE" && ($3 == 1073741824 || $3 == 4096) && $5 == "touched" {
-	k = $2 " " $3 / 1048576 " MiB " $4 " dev"; if (!(k in row)) order[n++] = k
+	k = $2 " pages, " ($3 == 4096 ? "4 KiB" : "1 GiB") ", " $4 " dev"; if (!(k in row)) order[n++] = k
 	row[k] = row[k] sprintf($3 == 4096 ? " %.4f |" : " %.2f |", $7)
 } END { for (i = 0; i < n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$RAW"
 echo
