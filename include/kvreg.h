@@ -168,6 +168,18 @@ int kvreg_import_devices(struct kvreg *kv, const void *desc, size_t size,
 			 uint32_t timeout_ms, uint64_t device_mask,
 			 struct kvreg_remote **remotep,
 			 struct kvreg_error *err);
+/*
+ * Revocation: a descriptor is a capability. kvreg_unexport() revokes one
+ * registration's export through an endpoint, kvreg_unlisten() closes the
+ * endpoint (its exports, its connections), kvreg_rekey() gives it a new
+ * secret (descriptors exported before stop working, its connections are
+ * cut). Each returns once no peer can reach what it revoked.
+ */
+int kvreg_unexport(struct kvreg *kv, uint64_t endpoint,
+		   const struct kvreg_mr *mr, struct kvreg_error *err);
+int kvreg_unlisten(struct kvreg *kv, uint64_t endpoint,
+		   struct kvreg_error *err);
+int kvreg_rekey(struct kvreg *kv, uint64_t endpoint, struct kvreg_error *err);
 /* Drops the region (and, with its last region, the connection); frees it. */
 int kvreg_unimport(struct kvreg *kv, struct kvreg_remote *remote,
 		   struct kvreg_error *err);

@@ -222,6 +222,52 @@ out:
 	return ret;
 }
 
+/*
+ * @nr MRs on @kdev that are not a registration's own (an export's copy),
+ * charged to @km's budget and the device's reserve like them.
+ */
+int kvreg_acct_charge_dev_mrs(struct kvreg_mm *km, struct kvreg_dev *kdev,
+			      u32 nr, struct kvreg_error *err)
+{
+	u64 max, used;
+	int ret = 0;
+
+	mutex_lock(&kvreg_acct_lock);
+	max = kvreg_mm_max_mrs(km);
+	used = atomic64_read(&kdev->nr_mrs);
+	if (km->nr_mrs + nr > max) {
+		kvreg_set_error(err, KVREG_REASON_PROC_MR_BUDGET,
+				KVREG_NO_DEVICE_INDEX);
+		err->limit = max;
+		err->usage = km->nr_mrs;
+		err->request = nr;
+		ret = -EDQUOT;
+	} else if (used + nr > kvreg_device_mr_limit(kdev)) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_MR_RESERVE,
+				kdev->index);
+		err->limit = kvreg_device_mr_limit(kdev);
+		err->usage = used;
+		err->request = nr;
+		ret = -ENOSPC;
+	} else {
+		km->nr_mrs += nr;
+		atomic64_add(nr, &kvreg_nr_mrs);
+		atomic64_add(nr, &kdev->nr_mrs);
+	}
+	mutex_unlock(&kvreg_acct_lock);
+	return ret;
+}
+
+void kvreg_acct_uncharge_dev_mrs(struct kvreg_mm *km, struct kvreg_dev *kdev,
+				 u32 nr)
+{
+	mutex_lock(&kvreg_acct_lock);
+	km->nr_mrs -= nr;
+	atomic64_sub(nr, &kvreg_nr_mrs);
+	atomic64_sub(nr, &kdev->nr_mrs);
+	mutex_unlock(&kvreg_acct_lock);
+}
+
 void kvreg_acct_uncharge_mrs(struct kvreg_reg_dev *rd)
 {
 	mutex_lock(&kvreg_acct_lock);

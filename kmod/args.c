@@ -29,6 +29,7 @@ INTERVAL_TREE_DEFINE(struct kvreg_reg, range_node, u64, range_subtree_last,
 
 void kvreg_file_init(struct kvreg_file *kf)
 {
+	mutex_init(&kf->ep_mutex);
 	mutex_init(&kf->lock);
 	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&kf->devs);
@@ -52,11 +53,12 @@ void kvreg_range_remove(struct kvreg_file *kf, struct kvreg_reg *reg)
 	kvreg_itree_remove(reg, &kf->by_range);
 }
 
+/* Verbs wants local write beside remote write: it is implied. */
 int kvreg_access_to_ib(u32 access)
 {
 	int ib_access = 0;
 
-	if (access & KVREG_ACCESS_LOCAL_WRITE)
+	if (access & (KVREG_ACCESS_LOCAL_WRITE | KVREG_ACCESS_REMOTE_WRITE))
 		ib_access |= IB_ACCESS_LOCAL_WRITE;
 	if (access & KVREG_ACCESS_REMOTE_WRITE)
 		ib_access |= IB_ACCESS_REMOTE_WRITE;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Connections through the RDMA CM, and their event handler. Each serves
- * one open file: its QP lives in that file's PD on the device the CM
- * routed it through, so a peer reaches that file's registrations and no
- * other's. Active connections are made by IMPORT and post the transfers;
- * passive ones are accepted on an endpoint (endpoint.c) when the peer
- * presents the endpoint's secret, and only respond.
+ * one open file. Active connections are made by IMPORT and post the
+ * transfers: their QP lives in the file's PD, beside the MRs whose lkeys
+ * it uses, and kvreg moves it through its states itself so that it never
+ * takes incoming RDMA. Passive ones are accepted on an endpoint
+ * (endpoint.c) when the peer presents the endpoint's secret, and only
+ * respond: their QP lives in the endpoint's PD, where only the endpoint's
+ * exports have keys.
  *
  * As nvme-rdma and nvmet-rdma do: a cm_id is never destroyed from its own
  * callback (the callback returns non-zero to have the CM do it); device
@@ -22,14 +24,6 @@
 #include <rdma/ib_cm.h>
 
 #include "kvreg.h"
-
-/*
- * The QP's ACK timeout, 4.096 us * 2^16 = 268 ms: with six retries a
- * peer that vanished is known in about 2 s, on both sides (the exporter
- * through its keepalive), not at the mercy of a path record.
- */
-#define KVREG_ACK_TIMEOUT	16
-#define KVREG_RETRY_COUNT	6
 
 /* Runs close_work: a passive connection leaves its file once it drops. */
 static struct workqueue_struct *kvreg_conn_wq;
@@ -166,9 +160,12 @@ static void kvreg_conn_close_work(struct work_struct *work)
 	       !READ_ONCE(conn->dev->dead) && !READ_ONCE(kf->closing))
 		msleep(200);
 
-	/* A closing file takes its connections down itself. */
+	/*
+	 * A closing file, or an endpoint cutting its connections (it clears
+	 * @ep), takes them down itself.
+	 */
 	mutex_lock(&kf->lock);
-	if (!kf->closing && !list_empty(&conn->file_node)) {
+	if (!kf->closing && conn->ep && !list_empty(&conn->file_node)) {
 		list_del_init(&conn->file_node);
 		unlink = true;
 	}
@@ -270,11 +267,27 @@ void kvreg_conn_abort(struct kvreg_conn *conn)
 static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 				 struct rdma_cm_event *ev)
 {
+	enum rdma_cm_event_type event = ev->event;
 	struct kvreg_conn *conn = id->context;
 	unsigned int period;
 	bool lost = false;
 
-	switch (ev->event) {
+	/*
+	 * The importer's own QP (no id->qp): the CM reports the peer's REP
+	 * and leaves RTR, RTS and the RTU to us. A failed rdma_accept()
+	 * has rejected the connection already.
+	 */
+	if (event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
+		if (kvreg_qp_own_rts(&conn->q, id)) {
+			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+			event = RDMA_CM_EVENT_CONNECT_ERROR;
+		} else {
+			event = rdma_accept(id, NULL) ?
+				RDMA_CM_EVENT_CONNECT_ERROR :
+				RDMA_CM_EVENT_ESTABLISHED;
+		}
+	}
+	switch (event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
 		/* Before any post: IMPORT returns only after this. */
 		WRITE_ONCE(conn->established, true);
@@ -312,10 +325,10 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 	 * The CM does not touch the QP on a DREQ: what is in flight would
 	 * wait for a peer that is gone. The error state flushes it now.
 	 */
-	if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
+	if (event == RDMA_CM_EVENT_DISCONNECTED)
 		kvreg_conn_abort(conn);
 	if (!conn->passive) {
-		conn->cm_event = ev->event;
+		conn->cm_event = event;
 		conn->cm_status = ev->status;
 		complete(&conn->cm_done);
 	} else if (lost) {
@@ -352,19 +365,25 @@ static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 	return conn;
 }
 
-/* Caller holds kf->lock; conn->dev and conn->cm_id are set. */
+/*
+ * Caller holds kf->lock; conn->dev and conn->cm_id are set, and for a
+ * passive connection conn->fdev (its endpoint's PD). An active one's QP
+ * goes in the file's own PD.
+ */
 static int kvreg_conn_make_qp(struct kvreg_conn *conn,
 			      struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = conn->dev;
-	struct kvreg_file_dev *fdev;
+	struct kvreg_file_dev *fdev = conn->fdev;
 	int ret;
 
 	lockdep_assert_held(&conn->kf->lock);
-	fdev = kvreg_file_dev_get(conn->kf, kdev, err);
-	if (IS_ERR(fdev))
-		return PTR_ERR(fdev);
-	conn->fdev = fdev;
+	if (!fdev) {
+		fdev = kvreg_file_dev_get(conn->kf, kdev, err);
+		if (IS_ERR(fdev))
+			return PTR_ERR(fdev);
+		conn->fdev = fdev;
+	}
 
 	down_read(&kdev->teardown_rwsem);
 	if (kdev->dead || !fdev->pd) {
@@ -372,7 +391,8 @@ static int kvreg_conn_make_qp(struct kvreg_conn *conn,
 		ret = -ENODEV;
 		goto out;
 	}
-	ret = kvreg_qp_create_cm(&conn->q, kdev, fdev->pd, conn->cm_id);
+	ret = kvreg_qp_create_cm(&conn->q, kdev, fdev->pd, conn->cm_id,
+				 !conn->passive);
 	if (ret) {
 		kvreg_set_error(err, kvreg_driver_reason(ret), kdev->index);
 		err->driver_errno = ret;
@@ -415,24 +435,31 @@ static u16 kvreg_conn_check_req(const struct rdma_cm_event *ev,
 }
 
 /*
- * CONNECT_REQUEST on an endpoint of @kf, from its CM callback, with the
- * new @id. Non-zero: refused, and the CM destroys @id.
+ * CONNECT_REQUEST on @ep, from a listener's CM callback, with the new
+ * @id. Non-zero: refused, and the CM destroys @id.
  */
-int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *id,
-		      const struct rdma_cm_event *event, const u8 *secret)
+int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
+		      const struct rdma_cm_event *event)
 {
 	struct kvreg_cm_req accept = {
 		.magic = cpu_to_le32(KVREG_CM_MAGIC),
 		.version = cpu_to_le16(KVREG_CM_VERSION),
 	};
 	struct rdma_conn_param param = {};
+	struct kvreg_file *kf = ep->kf;
+	u8 secret[KVREG_SECRET_LEN];
+	struct kvreg_file_dev *fdev;
 	struct kvreg_error err = {};
 	struct kvreg_conn *conn;
 	struct kvreg_dev *kdev;
 	u16 reason;
 	int ret;
 
+	mutex_lock(&ep->mutex);
+	memcpy(secret, ep->secret, sizeof(secret));
+	mutex_unlock(&ep->mutex);
 	reason = kvreg_conn_check_req(event, secret);
+	memzero_explicit(secret, sizeof(secret));
 	if (reason)
 		return kvreg_conn_reject(id, reason);
 	kdev = kvreg_dev_find(id->device);
@@ -447,10 +474,17 @@ int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *id,
 	conn->cm_id = id;
 
 	mutex_lock(&kf->lock);
-	if (kf->closing) {
+	if (kf->closing || ep->closing) {
 		err.reason = KVREG_REASON_CONN_NO_LISTENER;
 		goto err_unlock;
 	}
+	/* The endpoint's PD: its exports' keys, and no other, work here. */
+	mutex_lock(&ep->mutex);
+	fdev = kvreg_pd_get(&ep->devs, kdev, &err);
+	mutex_unlock(&ep->mutex);
+	if (IS_ERR(fdev))
+		goto err_unlock;
+	conn->fdev = fdev;
 	ret = kvreg_conn_make_qp(conn, &err);
 	if (ret)
 		goto err_unlock;
@@ -477,6 +511,7 @@ int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *id,
 	 * may free it. The allocation's reference is the file list's.
 	 */
 	kvreg_net_list_conn(conn, id);
+	conn->ep = ep;
 	list_add_tail(&conn->file_node, &kf->conns);
 	mutex_unlock(&kf->lock);
 	return 0;
@@ -563,6 +598,8 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 	 */
 	param.retry_count = KVREG_RETRY_COUNT;
 	param.rnr_retry_count = 7;
+	/* Not the CM's QP: it asks for no responder resources. */
+	param.qp_num = conn->q.qp->qp_num;
 	rdma_set_ack_timeout(conn->cm_id, KVREG_ACK_TIMEOUT);
 	reinit_completion(&conn->cm_done);
 	ret = rdma_connect(conn->cm_id, &param);
@@ -716,6 +753,34 @@ void kvreg_conns_release(struct kvreg_file *kf)
 		kvreg_conn_shutdown(conn);
 	flush_workqueue(kvreg_conn_wq);
 	list_for_each_entry_safe(conn, tmp, &conns, file_node) {
+		list_del_init(&conn->file_node);
+		kvreg_conn_put(conn);
+	}
+}
+
+/*
+ * Every connection accepted on @ep goes: off the file, disconnected, its
+ * QP destroyed, before this returns. Caller holds kf->ep_mutex; not
+ * kf->lock, as destroying a cm_id waits for its callback.
+ */
+void kvreg_endpoint_conns_cut(struct kvreg_endpoint *ep)
+{
+	struct kvreg_file *kf = ep->kf;
+	struct kvreg_conn *conn, *tmp;
+	LIST_HEAD(cut);
+
+	mutex_lock(&kf->lock);
+	list_for_each_entry_safe(conn, tmp, &kf->conns, file_node) {
+		if (conn->ep != ep)
+			continue;
+		/* Its close_work, if queued, leaves the list to us. */
+		conn->ep = NULL;
+		list_move_tail(&conn->file_node, &cut);
+	}
+	mutex_unlock(&kf->lock);
+	list_for_each_entry(conn, &cut, file_node)
+		kvreg_conn_shutdown(conn);
+	list_for_each_entry_safe(conn, tmp, &cut, file_node) {
 		list_del_init(&conn->file_node);
 		kvreg_conn_put(conn);
 	}

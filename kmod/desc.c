@@ -41,9 +41,13 @@ size_t kvreg_desc_size(u32 nr_paths, u64 nr_chunks)
 	       nr_chunks * sizeof(struct kvreg_desc_chunk);
 }
 
-/* Path i is @addrs[i] and the MRs of @rds[i]; each covers all of @reg. */
-void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
-		      const struct kvreg_reg_dev *const *rds,
+/*
+ * Path i is @addrs[i] and the MRs of @eds[i]; each covers all of @ex's
+ * registration.
+ */
+void kvreg_desc_build(void *blob, size_t size,
+		      const struct kvreg_exported *ex,
+		      const struct kvreg_export_dev *const *eds,
 		      const struct kvreg_net_addr *addrs, u32 nr_paths,
 		      const u8 *secret)
 {
@@ -57,23 +61,22 @@ void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
 	head->version = cpu_to_le16(KVREG_DESC_VERSION);
 	head->head_size = cpu_to_le16(sizeof(*head));
 	head->total_size = cpu_to_le32(size);
-	head->length = cpu_to_le64(reg->length);
-	head->access = cpu_to_le32(reg->access & (KVREG_ACCESS_REMOTE_READ |
-						  KVREG_ACCESS_REMOTE_WRITE));
+	head->length = cpu_to_le64(ex->reg->length);
+	head->access = cpu_to_le32(ex->access);
 	head->nr_paths = cpu_to_le16(nr_paths);
 	memcpy(head->secret, secret, KVREG_SECRET_LEN);
 	for (p = 0; p < nr_paths; p++, path++) {
-		const struct kvreg_reg_dev *rd = rds[p];
+		const struct kvreg_export_dev *ed = eds[p];
 
 		path->family = cpu_to_le16(addrs[p].family);
 		path->port = cpu_to_le16(addrs[p].port);
 		path->scope_id = cpu_to_le32(addrs[p].scope_id);
 		memcpy(path->addr, addrs[p].addr, sizeof(path->addr));
-		path->nr_chunks = cpu_to_le32(rd->nr_mrs);
-		for (i = 0; i < rd->nr_mrs; i++, chunk++) {
-			chunk->iova = cpu_to_le64(rd->mrs[i]->iova);
-			chunk->length = cpu_to_le64(rd->mrs[i]->length);
-			chunk->rkey = cpu_to_le32(rd->mrs[i]->rkey);
+		path->nr_chunks = cpu_to_le32(ed->nr_mrs);
+		for (i = 0; i < ed->nr_mrs; i++, chunk++) {
+			chunk->iova = cpu_to_le64(ed->mrs[i]->iova);
+			chunk->length = cpu_to_le64(ed->mrs[i]->length);
+			chunk->rkey = cpu_to_le32(ed->mrs[i]->rkey);
 		}
 	}
 	head->checksum = cpu_to_le32(kvreg_desc_checksum(blob, size));

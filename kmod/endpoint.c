@@ -6,9 +6,12 @@
  * it). Connection requests that present the endpoint's secret become
  * connections of that file (conn.c); the secret is random per endpoint
  * and travels only in the descriptors the file exports, so a peer without
- * one cannot connect. A listener whose device is removed is not bound
- * again: the rkeys its paths carried died with that device, so a peer
- * must import a descriptor exported anew.
+ * one cannot connect. Those connections live in the endpoint's own PDs,
+ * beside the MRs of its exports and nothing else (export.c). A listener
+ * whose device is removed is not bound again: the rkeys its paths carried
+ * died with that device, so a peer must import a descriptor exported anew.
+ * UNLISTEN closes an endpoint, REKEY gives it a new secret; both cut the
+ * connections it accepted.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -26,7 +29,7 @@ static int kvreg_listener_cm_handler(struct rdma_cm_id *id,
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		/* @id is the new connection's; non-zero has the CM drop it. */
-		return kvreg_conn_accept(ep->kf, id, ev, ep->secret);
+		return kvreg_conn_accept(ep, id, ev);
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* The listener: the CM destroys it if release has not. */
 		if (cmpxchg(&ln->cm_id, id, NULL) == id)
@@ -37,7 +40,10 @@ static int kvreg_listener_cm_handler(struct rdma_cm_id *id,
 	}
 }
 
-/* Caller holds kf->lock. */
+/*
+ * Caller holds kf->lock; the endpoint stays while kf->ep_mutex is held,
+ * which whoever uses it past kf->lock must hold.
+ */
 struct kvreg_endpoint *kvreg_endpoint_find(struct kvreg_file *kf,
 					   u64 handle)
 {
@@ -198,15 +204,24 @@ static struct kvreg_endpoint *kvreg_endpoint_alloc(struct kvreg_file *kf)
 		return NULL;
 	ep->kf = kf;
 	mutex_init(&ep->mutex);
+	INIT_LIST_HEAD(&ep->devs);
+	INIT_LIST_HEAD(&ep->exports);
 	get_random_bytes(ep->secret, sizeof(ep->secret));
 	return ep;
 }
 
+/*
+ * Caller holds kf->ep_mutex; @ep is off kf->endpoints and closing, so no
+ * connection is accepted on it any more. In order: nothing listens, no
+ * peer is connected, no key of an export works; then it is freed.
+ */
 static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 {
 	struct rdma_cm_id *ids[KVREG_DESC_MAX_PATHS];
+	struct kvreg_exported *ex, *tmp;
 	u32 i;
 
+	lockdep_assert_held(&ep->kf->ep_mutex);
 	/* Every id not taken by the CM is ours to destroy. */
 	mutex_lock(&ep->mutex);
 	for (i = 0; i < ep->nr_listeners; i++)
@@ -216,48 +231,99 @@ static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 	for (i = 0; i < ep->nr_listeners; i++)
 		if (ids[i])
 			rdma_destroy_id(ids[i]);
+	kvreg_endpoint_conns_cut(ep);
+	list_for_each_entry_safe(ex, tmp, &ep->exports, ep_node)
+		kvreg_exported_revoke(ex);
 	for (i = 0; i < ep->nr_listeners; i++) {
 		kvreg_net_unlist(&ep->listeners[i]->entry);
 		kvreg_dev_put(ep->listeners[i]->dev);
 		kfree(ep->listeners[i]);
 	}
+	kvreg_pds_release(&ep->devs);
 	mutex_destroy(&ep->mutex);
 	kfree(ep);
 }
 
-/* Another address for an endpoint of @kf: it stays while the file does. */
+/* Caller holds kf->ep_mutex: @handle's endpoint, taken off the file. */
+static struct kvreg_endpoint *kvreg_endpoint_take(struct kvreg_file *kf,
+						  u64 handle)
+{
+	struct kvreg_endpoint *ep;
+
+	mutex_lock(&kf->lock);
+	ep = kvreg_endpoint_find(kf, handle);
+	if (ep) {
+		/* A connection request from now on is refused. */
+		ep->closing = true;
+		list_del(&ep->node);
+	}
+	mutex_unlock(&kf->lock);
+	return ep;
+}
+
+static int kvreg_unknown_endpoint(struct kvreg_error *err)
+{
+	kvreg_set_error(err, KVREG_REASON_UNKNOWN_ENDPOINT,
+			KVREG_NO_DEVICE_INDEX);
+	err->argument = KVREG_ARG_ENDPOINT;
+	return -ENOENT;
+}
+
+int kvreg_unlisten(struct kvreg_file *kf, u64 handle, struct kvreg_error *err)
+{
+	struct kvreg_endpoint *ep;
+
+	mutex_lock(&kf->ep_mutex);
+	ep = kvreg_endpoint_take(kf, handle);
+	if (ep)
+		kvreg_endpoint_free(ep);
+	mutex_unlock(&kf->ep_mutex);
+	return ep ? 0 : kvreg_unknown_endpoint(err);
+}
+
+/*
+ * A new secret: descriptors exported before cannot connect, and the
+ * connections made with the old one are cut, so no holder of an old
+ * descriptor keeps a way in.
+ */
+int kvreg_rekey(struct kvreg_file *kf, u64 handle, struct kvreg_error *err)
+{
+	struct kvreg_endpoint *ep;
+
+	mutex_lock(&kf->ep_mutex);
+	mutex_lock(&kf->lock);
+	ep = kvreg_endpoint_find(kf, handle);
+	mutex_unlock(&kf->lock);
+	if (ep) {
+		mutex_lock(&ep->mutex);
+		get_random_bytes(ep->secret, sizeof(ep->secret));
+		mutex_unlock(&ep->mutex);
+		kvreg_endpoint_conns_cut(ep);
+	}
+	mutex_unlock(&kf->ep_mutex);
+	return ep ? 0 : kvreg_unknown_endpoint(err);
+}
+
+/* Another address for an endpoint of @kf. Caller holds kf->ep_mutex. */
 static int kvreg_listen_more(struct kvreg_file *kf, struct kvreg_listen *arg,
 			     struct kvreg_error *err)
 {
 	struct kvreg_endpoint *ep;
 
-	/* Endpoints go only at release, which no ioctl can run beside. */
 	mutex_lock(&kf->lock);
 	ep = kvreg_endpoint_find(kf, arg->endpoint);
 	mutex_unlock(&kf->lock);
-	if (!ep) {
-		kvreg_set_error(err, KVREG_REASON_UNKNOWN_ENDPOINT,
-				KVREG_NO_DEVICE_INDEX);
-		err->argument = KVREG_ARG_ENDPOINT;
-		return -ENOENT;
-	}
+	if (!ep)
+		return kvreg_unknown_endpoint(err);
 	return kvreg_endpoint_add(ep, arg, err);
 }
 
-int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
-		 struct kvreg_error *err)
+static int kvreg_listen_new(struct kvreg_file *kf, struct kvreg_listen *arg,
+			    struct kvreg_error *err)
 {
 	struct kvreg_endpoint *ep;
 	int ret;
 
-	if (arg->flags & ~KVREG_LISTEN_F_ADD_ADDRESS)
-		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->reserved || arg->device_index)
-		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
-	if (arg->flags & KVREG_LISTEN_F_ADD_ADDRESS)
-		return kvreg_listen_more(kf, arg, err);
-	if (arg->endpoint)
-		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	ep = kvreg_endpoint_alloc(kf);
 	if (!ep) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
@@ -270,6 +336,7 @@ int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
 	mutex_unlock(&kf->lock);
 	ret = kvreg_endpoint_add(ep, arg, err);
 	if (ret) {
+		ep->closing = true;
 		kvreg_endpoint_free(ep);
 		return ret;
 	}
@@ -281,12 +348,32 @@ int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
 	return 0;
 }
 
+int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
+		 struct kvreg_error *err)
+{
+	bool more = arg->flags & KVREG_LISTEN_F_ADD_ADDRESS;
+	int ret;
+
+	if (arg->flags & ~KVREG_LISTEN_F_ADD_ADDRESS)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved || arg->device_index)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	if (!more && arg->endpoint)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	mutex_lock(&kf->ep_mutex);
+	ret = more ? kvreg_listen_more(kf, arg, err) :
+	      kvreg_listen_new(kf, arg, err);
+	mutex_unlock(&kf->ep_mutex);
+	return ret;
+}
+
 /* kf->closing is set: no connection is accepted once a listener is gone. */
 void kvreg_endpoints_release(struct kvreg_file *kf)
 {
 	struct kvreg_endpoint *ep, *tmp;
 	LIST_HEAD(eps);
 
+	mutex_lock(&kf->ep_mutex);
 	mutex_lock(&kf->lock);
 	list_splice_init(&kf->endpoints, &eps);
 	mutex_unlock(&kf->lock);
@@ -294,4 +381,5 @@ void kvreg_endpoints_release(struct kvreg_file *kf)
 		list_del(&ep->node);
 		kvreg_endpoint_free(ep);
 	}
+	mutex_unlock(&kf->ep_mutex);
 }

@@ -3,8 +3,10 @@
  * An open file's own protection domain on each device it uses, created on
  * first use, and the QP that serves it there. The file's MRs live in it,
  * so no QP of another file (another process) can reach them with a
- * guessed rkey. Device removal takes the PD and QP away; the struct stays
- * until the file and its registrations let go of it.
+ * guessed rkey. An endpoint has domains of its own, made the same way
+ * (endpoint.c): only its exports' MRs and accepted connections live
+ * there. Device removal takes the PD and QP away; the struct stays until
+ * its owner and its users let go of it.
  */
 #include <linux/slab.h>
 
@@ -92,19 +94,18 @@ err_unlock:
 }
 
 /*
- * Caller holds kf->lock. The file's PD and QP on @kdev, made now if this
- * is the file's first use of it, with a reference for the caller. One
- * left over from a device that was removed (its index may be reused) is
- * dropped and replaced.
+ * Caller holds the lock of @devs (a file's or an endpoint's list). The
+ * owner's PD and QP on @kdev, made now if this is its first use of it,
+ * with a reference for the caller. One left over from a device that was
+ * removed (its index may be reused) is dropped and replaced.
  */
-struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
-					  struct kvreg_dev *kdev,
-					  struct kvreg_error *err)
+struct kvreg_file_dev *kvreg_pd_get(struct list_head *devs,
+				    struct kvreg_dev *kdev,
+				    struct kvreg_error *err)
 {
 	struct kvreg_file_dev *fdev, *tmp;
 
-	lockdep_assert_held(&kf->lock);
-	list_for_each_entry_safe(fdev, tmp, &kf->devs, file_node) {
+	list_for_each_entry_safe(fdev, tmp, devs, file_node) {
 		if (fdev->dev == kdev && !READ_ONCE(kdev->dead)) {
 			kref_get(&fdev->ref);
 			return fdev;
@@ -117,18 +118,32 @@ struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
 	fdev = kvreg_file_dev_create(kdev, err);
 	if (IS_ERR(fdev))
 		return fdev;
-	list_add_tail(&fdev->file_node, &kf->devs);
+	list_add_tail(&fdev->file_node, devs);
 	kref_get(&fdev->ref);
 	return fdev;
 }
 
-/* The file is going: drop its own references; registrations hold theirs. */
-void kvreg_file_devs_release(struct kvreg_file *kf)
+/* The owner is going: drop its own references; users hold theirs. */
+void kvreg_pds_release(struct list_head *devs)
 {
 	struct kvreg_file_dev *fdev, *tmp;
 
-	list_for_each_entry_safe(fdev, tmp, &kf->devs, file_node) {
+	list_for_each_entry_safe(fdev, tmp, devs, file_node) {
 		list_del_init(&fdev->file_node);
 		kvreg_file_dev_put(fdev);
 	}
+}
+
+/* Caller holds kf->lock: the file's own PD on @kdev. */
+struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
+					  struct kvreg_dev *kdev,
+					  struct kvreg_error *err)
+{
+	lockdep_assert_held(&kf->lock);
+	return kvreg_pd_get(&kf->devs, kdev, err);
+}
+
+void kvreg_file_devs_release(struct kvreg_file *kf)
+{
+	kvreg_pds_release(&kf->devs);
 }

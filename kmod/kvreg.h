@@ -3,6 +3,8 @@
  * kvreg internal definitions.
  *
  * Lock order, outermost first:
+ *   kvreg_file.ep_mutex (endpoints and exports; never taken by a CM
+ *   callback, so it may be held across rdma_destroy_id())
  *   kvreg_file.lock
  *     kvreg_dev.teardown_rwsem (read by users, write by device removal)
  *       kvreg_qp.mutex (of a file's QP on that device)
@@ -17,9 +19,11 @@
  * kvreg_peer.lock (a spinlock, also from the CQ's softirq) is innermost.
  *
  * kvreg_endpoint.mutex is taken alone or under kvreg_file.lock, before a
- * device's teardown_rwsem. The RDMA CM holds its id's handler_mutex
- * while it calls kvreg (which then takes kvreg_file.lock): no kvreg lock
- * is held across rdma_destroy_id(), rdma_listen() or the like.
+ * device's teardown_rwsem; a CM callback takes it (for the secret and the
+ * endpoint's PD), so it is never held across rdma_destroy_id() either.
+ * The RDMA CM holds its id's handler_mutex while it calls kvreg (which
+ * then takes kvreg_file.lock): no kvreg lock but kvreg_file.ep_mutex is
+ * held across rdma_destroy_id(), rdma_listen() or the like.
  */
 #ifndef KVREG_H
 #define KVREG_H
@@ -50,6 +54,13 @@
 /* A chain not completed by then is flushed: see kvreg_post_chain(). */
 #define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16
+/*
+ * The QP's ACK timeout, 4.096 us * 2^16 = 268 ms: with six retries a
+ * peer that vanished is known in about 2 s, on both sides (the exporter
+ * through its keepalive), not at the mercy of a path record.
+ */
+#define KVREG_ACK_TIMEOUT	16
+#define KVREG_RETRY_COUNT	6
 
 /*
  * Something built on a device (a file's PD and QP, a registration's MRs)
@@ -119,19 +130,26 @@ struct kvreg_qp {
 	 * (the peer is gone or refused us), not something to reconnect.
 	 */
 	bool cm_peer;
+	/*
+	 * An importer's QP: kvreg, not the CM, moves it through its states,
+	 * so that it never accepts incoming RDMA (qp.c).
+	 */
+	bool own_states;
 };
 
 /*
- * An open file's protection domain on one device and the QP that serves
- * it (file_dev.c). Held by the file (on kvreg_file.devs) and by each of
- * its registrations on that device. @pd and @qp are set up under
+ * A protection domain of kvreg's on one device and the loopback QP that
+ * fast-registers and moves data in it (file_dev.c): an open file's own
+ * (on kvreg_file.devs, held by each of its registrations there), or an
+ * endpoint's (on kvreg_endpoint.devs, held by its exports' MRs and the
+ * connections it accepted). @pd and @qp are set up under
  * teardown_rwsem read and taken down under it for write by device removal
  * (@pd becomes NULL); use them under teardown_rwsem read, with the device
  * not dead.
  */
 struct kvreg_file_dev {
 	struct kref ref;
-	struct list_head file_node;	/* on kvreg_file.devs; its lock */
+	struct list_head file_node;	/* on the owner's list; its lock */
 	struct kvreg_dev *dev;		/* holds a reference */
 	struct kvreg_dev_user user;	/* on dev->users while @pd is set */
 	struct ib_pd *pd;
@@ -211,6 +229,45 @@ struct kvreg_reg_dev {
 	u32 nr_groups;
 };
 
+struct kvreg_exported;
+
+/*
+ * An export's MRs on one device (export.c): the registration's pages,
+ * as @rd maps them, registered again in the endpoint's PD with the access
+ * exported. Made under teardown_rwsem read; device removal takes them
+ * down under it for write (@live falls), before @rd and @pd go.
+ */
+struct kvreg_export_dev {
+	struct kvreg_exported *ex;
+	struct kvreg_reg_dev *rd;
+	struct kvreg_file_dev *pd;	/* the endpoint's; a reference */
+	struct kvreg_dev_user user;	/* on dev->users while @live */
+	bool live;
+	bool charged;			/* @nr_mrs on the budgets */
+	u32 nr_mrs;
+	struct ib_mr **mrs;
+	u32 cg_charged;
+#ifdef CONFIG_CGROUP_RDMA
+	struct rdma_cgroup *cg;
+#endif
+};
+
+/*
+ * A registration exported through one endpoint: a capability that
+ * UNEXPORT, DEREGISTER, UNLISTEN and close revoke. Made and revoked under
+ * kvreg_file.ep_mutex, which also protects @ep_node and @nr_devs;
+ * @reg_node is under kvreg_file.lock.
+ */
+struct kvreg_exported {
+	struct list_head ep_node;	/* on kvreg_endpoint.exports */
+	struct list_head reg_node;	/* on kvreg_reg.exports */
+	struct kvreg_endpoint *ep;
+	struct kvreg_reg *reg;		/* a reference: its pages stay mapped */
+	u32 access;			/* KVREG_ACCESS_REMOTE_* granted */
+	u32 nr_devs;
+	struct kvreg_export_dev devs[KVREG_DESC_MAX_PATHS];
+};
+
 struct kvreg_reg {
 	u64 handle;
 	u64 addr;
@@ -241,6 +298,8 @@ struct kvreg_reg {
 	 */
 	struct page **folio_pins;
 	unsigned long nr_folio_pins;
+	/* kvreg_exported.reg_node: where it is exported; kvreg_file.lock. */
+	struct list_head exports;
 	u32 nr_devs;
 	struct kvreg_reg_dev devs[];
 };
@@ -310,6 +369,8 @@ struct kvreg_conn {
 	struct kvreg_net_entry entry;
 	struct list_head file_node;	/* passive: on kf->conns; kf->lock */
 	struct kvreg_file *kf;
+	/* Passive: the endpoint it was accepted on, while on kf->conns. */
+	struct kvreg_endpoint *ep;
 	struct kvreg_dev *dev;		/* a reference, once routed */
 	struct kvreg_file_dev *fdev;	/* the PD of its QP; a reference */
 	struct kvreg_dev_user user;	/* on dev->users while @qp_live */
@@ -377,20 +438,28 @@ struct kvreg_listener {
 	struct kvreg_net_addr addr;	/* as bound, port included */
 };
 
-/* A listening endpoint of a file: one secret, an address per rail. */
+/*
+ * A listening endpoint of a file: one secret, an address per rail, and a
+ * protection domain of its own on each device it listens on, where the
+ * connections it accepts and the MRs of its exports live, and nothing
+ * else. Made, changed and freed under kf->ep_mutex; a listener's CM
+ * callback may use it until rdma_destroy_id() of every listener returns.
+ */
 struct kvreg_endpoint {
 	struct list_head node;		/* on kf->endpoints; kf->lock */
 	u64 handle;
 	struct kvreg_file *kf;
-	u8 secret[KVREG_SECRET_LEN];
+	bool closing;			/* kf->lock: accept no connection */
 	/*
-	 * Protects @nr_listeners and @listeners. Taken under kf->lock (by
-	 * EXPORT), and the CM takes kf->lock inside a listener's callback:
-	 * never call into the CM holding it.
+	 * Protects @secret, @nr_listeners, @listeners and @devs. A CM
+	 * callback takes it: never call into the CM holding it.
 	 */
 	struct mutex mutex;
+	u8 secret[KVREG_SECRET_LEN];
 	u32 nr_listeners;
 	struct kvreg_listener *listeners[KVREG_DESC_MAX_PATHS];
+	struct list_head devs;		/* kvreg_file_dev.file_node */
+	struct list_head exports;	/* kvreg_exported; kf->ep_mutex */
 };
 
 /* One path of a peer's endpoint, and the connection that serves it. */
@@ -440,6 +509,12 @@ struct kvreg_rregion {
 };
 
 struct kvreg_file {
+	/*
+	 * Serialises LISTEN, EXPORT, UNEXPORT, UNLISTEN, REKEY and the
+	 * revocation in DEREGISTER: endpoints and exports change, and are
+	 * freed, only under it. See the lock order at the top.
+	 */
+	struct mutex ep_mutex;
 	/*
 	 * Protects @regs, @by_range, @devs, every registration's @refs,
 	 * @endpoints, @conns, @remotes and @closing. Taken before any
@@ -497,6 +572,10 @@ int kvreg_acct_charge_pages(struct kvreg_mm *km, unsigned long nr_pages,
 			    struct kvreg_error *err);
 void kvreg_acct_uncharge_pages(struct kvreg_mm *km, unsigned long nr_pages);
 int kvreg_acct_charge_mrs(struct kvreg_reg *reg, struct kvreg_error *err);
+int kvreg_acct_charge_dev_mrs(struct kvreg_mm *km, struct kvreg_dev *kdev,
+			      u32 nr, struct kvreg_error *err);
+void kvreg_acct_uncharge_dev_mrs(struct kvreg_mm *km, struct kvreg_dev *kdev,
+				 u32 nr);
 void kvreg_acct_uncharge_mrs(struct kvreg_reg_dev *rd);
 int kvreg_acct_set_budget(struct kvreg_mm *km, struct kvreg_budget *b,
 			  struct kvreg_error *err);
@@ -526,7 +605,9 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 		    struct ib_pd *pd);
 void kvreg_qp_destroy(struct kvreg_qp *q);
 int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
-		       struct ib_pd *pd, struct rdma_cm_id *cm_id);
+		       struct ib_pd *pd, struct rdma_cm_id *cm_id,
+		       bool own_states);
+int kvreg_qp_own_rts(struct kvreg_qp *q, struct rdma_cm_id *cm_id);
 void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id);
 bool kvreg_qp_path_ready(struct kvreg_dev *kdev);
 /* Called with q->mutex held; chains are at most KVREG_WR_BATCH long. */
@@ -534,6 +615,10 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 		     struct ib_send_wr *last, enum ib_wc_status *wc_status);
 
 /* file_dev.c */
+struct kvreg_file_dev *kvreg_pd_get(struct list_head *devs,
+				    struct kvreg_dev *kdev,
+				    struct kvreg_error *err);
+void kvreg_pds_release(struct list_head *devs);
 struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
 					  struct kvreg_dev *kdev,
 					  struct kvreg_error *err);
@@ -583,6 +668,26 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			 struct kvreg_error *err);
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd);
 struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va);
+int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
+		   int ib_access, struct ib_mr ***mrsp,
+		   struct kvreg_error *err);
+void kvreg_mrs_free(struct ib_mr **mrs, u32 nr);
+#ifdef CONFIG_CGROUP_RDMA
+int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
+		    u32 *charged, u32 want, struct kvreg_error *err);
+void kvreg_cg_uncharge(struct kvreg_dev *kdev, struct rdma_cgroup *cg,
+		       u32 *charged);
+#endif
+
+/* export.c */
+int kvreg_exported_get(struct kvreg_endpoint *ep, struct kvreg_reg *reg,
+		       struct kvreg_exported **exp, struct kvreg_error *err);
+struct kvreg_exported *kvreg_exported_find(struct kvreg_endpoint *ep,
+					   struct kvreg_reg *reg);
+struct kvreg_export_dev *kvreg_exported_on(struct kvreg_exported *ex,
+					   struct kvreg_dev *kdev);
+void kvreg_exported_revoke(struct kvreg_exported *ex);
+void kvreg_reg_revoke_exports(struct kvreg_file *kf, struct kvreg_reg *reg);
 
 /* stage.c: per-stage time, for profiles (debugfs kvreg/stages). */
 enum kvreg_stage {
@@ -639,9 +744,10 @@ void kvreg_ops_release(struct kvreg_file *kf);
 
 /* desc.c: pure, no locks. */
 size_t kvreg_desc_size(u32 nr_paths, u64 nr_chunks);
-/* Path i: @addrs[i], and the MRs of @rds[i] (all of @reg). */
-void kvreg_desc_build(void *blob, size_t size, const struct kvreg_reg *reg,
-		      const struct kvreg_reg_dev *const *rds,
+/* Path i: @addrs[i], and the MRs of @eds[i] (all of @ex's registration). */
+void kvreg_desc_build(void *blob, size_t size,
+		      const struct kvreg_exported *ex,
+		      const struct kvreg_export_dev *const *eds,
 		      const struct kvreg_net_addr *addrs, u32 nr_paths,
 		      const u8 *secret);
 int kvreg_desc_parse(const void *blob, size_t size, struct kvreg_desc *out,
@@ -651,8 +757,8 @@ void kvreg_rpaths_free(struct kvreg_rpath *paths, u32 nr);
 /* conn.c */
 int kvreg_conn_init(void);
 void kvreg_conn_exit(void);
-int kvreg_conn_accept(struct kvreg_file *kf, struct rdma_cm_id *cm_id,
-		      const struct rdma_cm_event *event, const u8 *secret);
+int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *cm_id,
+		      const struct rdma_cm_event *event);
 struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 				      const struct kvreg_net_addr *addr,
 				      const u8 *secret, u64 device_mask,
@@ -660,6 +766,7 @@ struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 bool kvreg_conn_usable(struct kvreg_conn *conn);
 void kvreg_conn_put(struct kvreg_conn *conn);
 void kvreg_conns_release(struct kvreg_file *kf);
+void kvreg_endpoint_conns_cut(struct kvreg_endpoint *ep);
 void kvreg_conn_abort(struct kvreg_conn *conn);
 void kvreg_set_net_error(struct kvreg_error *err, u32 reason,
 			 const struct kvreg_net_addr *addr);
@@ -671,6 +778,9 @@ int kvreg_listen(struct kvreg_file *kf, struct kvreg_listen *arg,
 		 struct kvreg_error *err);
 struct kvreg_endpoint *kvreg_endpoint_find(struct kvreg_file *kf,
 					   u64 handle);
+int kvreg_unlisten(struct kvreg_file *kf, u64 handle,
+		   struct kvreg_error *err);
+int kvreg_rekey(struct kvreg_file *kf, u64 handle, struct kvreg_error *err);
 void kvreg_endpoints_release(struct kvreg_file *kf);
 
 /* rails.c */
@@ -708,6 +818,8 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 		 struct kvreg_error *err);
 int kvreg_unimport(struct kvreg_file *kf, u64 handle,
+		   struct kvreg_error *err);
+int kvreg_unexport(struct kvreg_file *kf, struct kvreg_unexport *arg,
 		   struct kvreg_error *err);
 struct kvreg_rregion *kvreg_rregion_get(struct kvreg_file *kf, u64 handle);
 void kvreg_rregion_put(struct kvreg_rregion *rr);

@@ -43,6 +43,9 @@ static_assert(sizeof(struct kvreg_completion) == KVREG_COMPLETION_SIZE_VER0);
 static_assert(sizeof(struct kvreg_reap) == KVREG_REAP_SIZE_VER0);
 static_assert(sizeof(struct kvreg_conn_info) == KVREG_CONN_INFO_SIZE_VER1);
 static_assert(sizeof(struct kvreg_conns) == KVREG_CONNS_SIZE_VER0);
+static_assert(sizeof(struct kvreg_unexport) == KVREG_UNEXPORT_SIZE_VER0);
+static_assert(sizeof(struct kvreg_unlisten) == KVREG_UNLISTEN_SIZE_VER0);
+static_assert(sizeof(struct kvreg_rekey) == KVREG_REKEY_SIZE_VER0);
 
 static struct dentry *kvreg_debugfs;
 
@@ -187,7 +190,8 @@ static int kvreg_cmd_features(struct kvreg_file *kf, void *karg,
 			KVREG_FEATURE_PARALLEL_TRANSFER |
 			KVREG_FEATURE_RAW_REMOTE |
 			KVREG_FEATURE_REMOTE | KVREG_FEATURE_SUBMIT |
-			KVREG_FEATURE_CONNS | KVREG_FEATURE_RAILS;
+			KVREG_FEATURE_CONNS | KVREG_FEATURE_RAILS |
+			KVREG_FEATURE_REVOCABLE_EXPORTS;
 	return 0;
 }
 
@@ -249,6 +253,63 @@ static int kvreg_cmd_unimport(struct kvreg_file *kf, void *karg,
 	if (arg->reserved)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	return kvreg_unimport(kf, arg->remote, err);
+}
+
+/**
+ * kvreg_cmd_unexport() - KVREG_IOC_UNEXPORT: revoke one export.
+ * @kf: the exporting file
+ * @karg: struct kvreg_unexport
+ * @err: the error record
+ *
+ * Return: 0 once no peer can reach the registration through the
+ * endpoint, or -errno with the reason in @err.
+ */
+static int kvreg_cmd_unexport(struct kvreg_file *kf, void *karg,
+			      struct kvreg_error *err)
+{
+	return kvreg_unexport(kf, karg, err);
+}
+
+/**
+ * kvreg_cmd_unlisten() - KVREG_IOC_UNLISTEN: close an endpoint.
+ * @kf: the file that listened
+ * @karg: struct kvreg_unlisten
+ * @err: the error record
+ *
+ * Return: 0 once nothing listens, no accepted connection is left and no
+ * export of the endpoint works, or -errno with the reason in @err.
+ */
+static int kvreg_cmd_unlisten(struct kvreg_file *kf, void *karg,
+			      struct kvreg_error *err)
+{
+	struct kvreg_unlisten *arg = karg;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	return kvreg_unlisten(kf, arg->endpoint, err);
+}
+
+/**
+ * kvreg_cmd_rekey() - KVREG_IOC_REKEY: a new secret for an endpoint.
+ * @kf: the file that listened
+ * @karg: struct kvreg_rekey
+ * @err: the error record
+ *
+ * Return: 0 once descriptors exported before cannot connect and the
+ * connections made with them are cut, or -errno with the reason in @err.
+ */
+static int kvreg_cmd_rekey(struct kvreg_file *kf, void *karg,
+			   struct kvreg_error *err)
+{
+	struct kvreg_rekey *arg = karg;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+	return kvreg_rekey(kf, arg->endpoint, err);
 }
 
 static int kvreg_cmd_submit(struct kvreg_file *kf, void *karg,
@@ -331,6 +392,12 @@ static const struct kvreg_cmd kvreg_cmds[] = {
 		  KVREG_REAP_SIZE_VER0, true, kvreg_cmd_reap),
 	KVREG_CMD(KVREG_IOC_CONNS, struct kvreg_conns,
 		  KVREG_CONNS_SIZE_VER0, false, kvreg_cmd_conns),
+	KVREG_CMD(KVREG_IOC_UNEXPORT, struct kvreg_unexport,
+		  KVREG_UNEXPORT_SIZE_VER0, true, kvreg_cmd_unexport),
+	KVREG_CMD(KVREG_IOC_UNLISTEN, struct kvreg_unlisten,
+		  KVREG_UNLISTEN_SIZE_VER0, true, kvreg_cmd_unlisten),
+	KVREG_CMD(KVREG_IOC_REKEY, struct kvreg_rekey,
+		  KVREG_REKEY_SIZE_VER0, true, kvreg_cmd_rekey),
 };
 
 /* The one call without an error record, the first a client makes. */

@@ -33,13 +33,19 @@ static int kvreg_copy_sgt(struct sg_table *dst, struct sg_table *src)
 }
 
 /* Groups map in parallel: after a failure, any slot may still be NULL. */
+void kvreg_mrs_free(struct ib_mr **mrs, u32 nr)
+{
+	while (nr)
+		if (mrs[--nr])
+			ib_dereg_mr(mrs[nr]);
+	kvfree(mrs);
+}
+
 static void kvreg_free_mrs(struct kvreg_reg_dev *rd)
 {
-	while (rd->nr_mrs)
-		if (rd->mrs[--rd->nr_mrs])
-			ib_dereg_mr(rd->mrs[rd->nr_mrs]);
-	kvfree(rd->mrs);
+	kvreg_mrs_free(rd->mrs, rd->nr_mrs);
 	rd->mrs = NULL;
+	rd->nr_mrs = 0;
 }
 
 static void kvreg_free_groups(struct kvreg_reg_dev *rd)
@@ -49,41 +55,69 @@ static void kvreg_free_groups(struct kvreg_reg_dev *rd)
 	rd->nr_groups = 0;
 }
 
-static int kvreg_cg_charge(struct kvreg_reg_dev *rd, struct kvreg_error *err)
-{
 #ifdef CONFIG_CGROUP_RDMA
-	struct kvreg_dev *kdev = rd->dev;
+/* One hca_object per MR, in the caller's cgroup, as verbs charges. */
+int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
+		    u32 *charged, u32 want, struct kvreg_error *err)
+{
 	int ret;
 
-	/* One hca_object per MR, in the caller's cgroup, as verbs charges. */
-	while (rd->cg_charged < rd->nr_mrs) {
-		ret = rdmacg_try_charge(&rd->cg, &kdev->ibdev->cg_device,
+	while (*charged < want) {
+		ret = rdmacg_try_charge(cg, &kdev->ibdev->cg_device,
 					RDMACG_RESOURCE_HCA_OBJECT);
 		if (ret) {
 			kvreg_set_error(err, KVREG_REASON_RDMA_CGROUP,
 					kdev->index);
-			err->usage = rd->cg_charged;
-			err->request = rd->nr_mrs;
+			err->usage = *charged;
+			err->request = want;
 			return ret;
 		}
-		rd->cg_charged++;
+		(*charged)++;
 	}
-#endif
 	return 0;
 }
 
-static void kvreg_cg_uncharge(struct kvreg_reg_dev *rd)
+void kvreg_cg_uncharge(struct kvreg_dev *kdev, struct rdma_cgroup *cg,
+		       u32 *charged)
+{
+	for (; *charged; (*charged)--)
+		rdmacg_uncharge(cg, &kdev->ibdev->cg_device,
+				RDMACG_RESOURCE_HCA_OBJECT);
+}
+#endif
+
+static int kvreg_rd_cg_charge(struct kvreg_reg_dev *rd,
+			      struct kvreg_error *err)
 {
 #ifdef CONFIG_CGROUP_RDMA
-	for (; rd->cg_charged; rd->cg_charged--)
-		rdmacg_uncharge(rd->cg, &rd->dev->ibdev->cg_device,
-				RDMACG_RESOURCE_HCA_OBJECT);
+	return kvreg_cg_charge(rd->dev, &rd->cg, &rd->cg_charged, rd->nr_mrs,
+			       err);
+#else
+	return 0;
 #endif
 }
 
+static void kvreg_rd_cg_uncharge(struct kvreg_reg_dev *rd)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	kvreg_cg_uncharge(rd->dev, rd->cg, &rd->cg_charged);
+#endif
+}
+
+/*
+ * MRs of @pd over a registration's pages as one device maps them, in
+ * groups planned by kvreg_plan_groups(): the registration's own, or an
+ * export's copy of them.
+ */
 struct kvreg_map_job {
 	struct kvreg_reg *reg;
-	struct kvreg_reg_dev *rd;
+	struct kvreg_dev *dev;
+	struct ib_pd *pd;
+	struct ib_mr **mrs;		/* @nr_mrs slots */
+	u32 nr_mrs;
+	struct kvreg_mr_group *groups;
+	u32 nr_groups;
+	u32 page_shift;
 	u32 mr_pages;
 };
 
@@ -95,12 +129,11 @@ struct kvreg_map_job {
 static int kvreg_map_group(void *ctx, unsigned int index)
 {
 	struct kvreg_map_job *job = ctx;
-	struct kvreg_reg_dev *rd = job->rd;
-	struct kvreg_mr_group *g = &rd->groups[index];
-	bool last = index + 1 == rd->nr_groups;
+	struct kvreg_mr_group *g = &job->groups[index];
+	bool last = index + 1 == job->nr_groups;
 	u32 m = g->first_mr;
-	u32 end_mr = last ? rd->planned_mrs : g[1].first_mr;
-	u64 page_size = BIT_ULL(rd->page_shift);
+	u32 end_mr = last ? job->nr_mrs : g[1].first_mr;
+	u64 page_size = BIT_ULL(job->page_shift);
 	unsigned int sg_offset = index ? 0 : offset_in_page(g->va);
 	struct scatterlist *sg = g->sg;
 	int nents = g->nents;
@@ -115,14 +148,14 @@ static int kvreg_map_group(void *ctx, unsigned int index)
 		if (WARN_ON_ONCE(m == end_mr || nents <= 0))
 			return -EINVAL;
 		t0 = kvreg_stage_begin();
-		mr = ib_alloc_mr(rd->fdev->pd, IB_MR_TYPE_MEM_REG,
-				 kvreg_mr_alloc_pages(rd->dev, va, left,
-						      rd->page_shift,
+		mr = ib_alloc_mr(job->pd, IB_MR_TYPE_MEM_REG,
+				 kvreg_mr_alloc_pages(job->dev, va, left,
+						      job->page_shift,
 						      job->mr_pages));
 		kvreg_stage_end(KVREG_STAGE_ALLOC_MR_ONLY, t0);
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
-		rd->mrs[m++] = mr;
+		job->mrs[m++] = mr;
 		t0 = kvreg_stage_begin();
 		mapped = ib_map_mr_sg(mr, sg, nents, &sg_offset, page_size);
 		kvreg_stage_end(KVREG_STAGE_MAP_MR_SG, t0);
@@ -141,56 +174,76 @@ static int kvreg_map_group(void *ctx, unsigned int index)
 	return 0;
 }
 
-/* Create and map every planned MR, a group per CPU at a time. */
+/*
+ * Create and map every MR @job plans, a group per CPU at a time, into a
+ * new array of them at *@mrsp. On failure nothing is left.
+ */
+static int kvreg_map_job_run(struct kvreg_map_job *job, struct ib_mr ***mrsp,
+			     struct kvreg_error *err)
+{
+	int ret;
+
+	job->mrs = kvcalloc(job->nr_mrs, sizeof(*job->mrs), GFP_KERNEL);
+	if (!job->mrs) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				job->dev->index);
+		return -ENOMEM;
+	}
+	ret = kvreg_parallel(job->nr_groups, kvreg_map_group, job, NULL);
+	if (ret) {
+		kvreg_set_error(err, kvreg_driver_reason(ret), job->dev->index);
+		err->driver_errno = ret;
+		err->page_shift = job->page_shift;
+		/* Every slot: a failure anywhere frees whatever was made. */
+		kvreg_mrs_free(job->mrs, job->nr_mrs);
+		return ret;
+	}
+	*mrsp = job->mrs;
+	return 0;
+}
+
 static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			 struct kvreg_error *err)
 {
 	struct kvreg_map_job job = {
 		.reg = reg,
-		.rd = rd,
+		.dev = rd->dev,
+		.pd = rd->fdev->pd,
+		.nr_mrs = rd->planned_mrs,
+		.groups = rd->groups,
+		.nr_groups = rd->nr_groups,
+		.page_shift = rd->page_shift,
 		.mr_pages = kvreg_pages_per_mr(rd->dev, rd->page_shift),
 	};
 	int ret;
 
-	rd->mrs = kvcalloc(rd->planned_mrs, sizeof(*rd->mrs), GFP_KERNEL);
-	if (!rd->mrs) {
-		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
-				rd->dev->index);
-		return -ENOMEM;
-	}
-	/* Every slot, so that a failure anywhere frees whatever was made. */
-	rd->nr_mrs = rd->planned_mrs;
-	ret = kvreg_parallel(rd->nr_groups, kvreg_map_group, &job, NULL);
+	ret = kvreg_map_job_run(&job, &rd->mrs, err);
 	kvreg_free_groups(rd);
-	if (ret) {
-		kvreg_set_error(err, kvreg_driver_reason(ret), rd->dev->index);
-		err->driver_errno = ret;
-		err->page_shift = rd->page_shift;
-		kvreg_free_mrs(rd);
-	}
+	if (!ret)
+		rd->nr_mrs = rd->planned_mrs;
 	return ret;
 }
 
-/* Fast-register every MR of @rd, KVREG_WR_BATCH at a time. */
-static int kvreg_post_reg_wrs(struct kvreg_reg_dev *rd, int ib_access,
-			      enum ib_wc_status *wc_status)
+/* Fast-register @nr MRs of @q's PD, KVREG_WR_BATCH at a time. */
+static int kvreg_post_reg_wrs(struct kvreg_qp *q, struct ib_mr **mrs, u32 nr,
+			      int ib_access, enum ib_wc_status *wc_status)
 {
-	struct kvreg_qp *q = &rd->fdev->qp;
-	u32 batch = min_t(u32, rd->nr_mrs, KVREG_WR_BATCH);
+	u32 batch = min_t(u32, nr, KVREG_WR_BATCH);
 	struct ib_reg_wr *wrs;
 	u32 i, j, n;
 	int ret = 0;
 
+	*wc_status = IB_WC_SUCCESS;
 	wrs = kcalloc(batch, sizeof(*wrs), GFP_KERNEL);
 	if (!wrs)
 		return -ENOMEM;
 
 	mutex_lock(&q->mutex);
-	for (i = 0; i < rd->nr_mrs && !ret; i += n) {
-		n = min_t(u32, rd->nr_mrs - i, KVREG_WR_BATCH);
+	for (i = 0; i < nr && !ret; i += n) {
+		n = min_t(u32, nr - i, KVREG_WR_BATCH);
 		memset(wrs, 0, n * sizeof(*wrs));
 		for (j = 0; j < n; j++) {
-			struct ib_mr *mr = rd->mrs[i + j];
+			struct ib_mr *mr = mrs[i + j];
 
 			wrs[j].wr.next = j + 1 < n ? &wrs[j + 1].wr : NULL;
 			/* A fresh key each time: stale keys must not match. */
@@ -224,7 +277,7 @@ static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
 	t0 = kvreg_stage_begin();
 	kvreg_free_mrs(rd);
 	kvreg_stage_end(KVREG_STAGE_DEREG_MR, t0);
-	kvreg_cg_uncharge(rd);
+	kvreg_rd_cg_uncharge(rd);
 	t0 = kvreg_stage_begin();
 	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&rd->sgt);
@@ -245,6 +298,33 @@ static void kvreg_reg_dev_remove(struct kvreg_dev_user *user)
 }
 
 /*
+ * The MRs over @rd's DMA-mapped pages at @rd->page_shift: their number in
+ * *@nr, and the groups CPUs map them in, a new array at *@groups. -ENOSPC
+ * when an MR cannot hold what one must.
+ */
+static int kvreg_plan(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
+		      struct kvreg_mr_group **groups, u32 *nr_groups, u32 *nr)
+{
+	u32 mr_pages = kvreg_pages_per_mr(rd->dev, rd->page_shift);
+	u64 group_pages = (u64)mr_pages * KVREG_MRS_PER_GROUP;
+
+	if (mr_pages < 2)
+		return -ENOSPC;
+	*groups = kvmalloc_array(kvreg_max_groups(&rd->sgt, reg->nr_pages,
+						  group_pages),
+				 sizeof(**groups), GFP_KERNEL);
+	if (!*groups)
+		return -ENOMEM;
+	*nr = kvreg_plan_groups(&rd->sgt, reg->addr, rd->page_shift, mr_pages,
+				group_pages, *groups, nr_groups);
+	if (*nr)
+		return 0;
+	kvfree(*groups);
+	*groups = NULL;
+	return -ENOSPC;
+}
+
+/*
  * First half of registering on a device: DMA-map the pinned pages and plan
  * the MRs (page size and count), so budgets can be charged exactly before
  * any device resource exists.
@@ -253,8 +333,6 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			  struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = rd->dev;
-	u32 shift, mr_pages;
-	u64 group_pages;
 	u64 t0;
 	int ret;
 
@@ -291,28 +369,14 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	rd->user.remove = kvreg_reg_dev_remove;
 	kvreg_dev_user_add(kdev, &rd->user);
 
-	shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
-	rd->page_shift = shift;
-	mr_pages = kvreg_pages_per_mr(kdev, shift);
-	if (mr_pages < 2)
-		goto err_too_large;
-	group_pages = (u64)mr_pages * KVREG_MRS_PER_GROUP;
-	rd->groups = kvmalloc_array(kvreg_max_groups(&rd->sgt, reg->nr_pages,
-						     group_pages),
-				    sizeof(*rd->groups), GFP_KERNEL);
-	if (!rd->groups) {
+	rd->page_shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
+	ret = kvreg_plan(reg, rd, &rd->groups, &rd->nr_groups,
+			 &rd->planned_mrs);
+	if (ret == -ENOMEM)
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				kdev->index);
-		ret = -ENOMEM;
+	if (ret != -ENOSPC)
 		goto out_unlock;
-	}
-	rd->planned_mrs = kvreg_plan_groups(&rd->sgt, reg->addr, shift,
-					    mr_pages, group_pages,
-					    rd->groups, &rd->nr_groups);
-	if (rd->planned_mrs)
-		goto out_unlock;
-	kvreg_free_groups(rd);
-err_too_large:
 	kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
 	err->limit = kdev->max_mr_size;
 	err->request = reg->length;
@@ -343,11 +407,12 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	kvreg_stage_end(KVREG_STAGE_ALLOC_MR, t0);
 	if (ret)
 		goto out_unlock;
-	ret = kvreg_cg_charge(rd, err);
+	ret = kvreg_rd_cg_charge(rd, err);
 	if (ret)
 		goto err_mrs;
 	t0 = kvreg_stage_begin();
-	ret = kvreg_post_reg_wrs(rd, reg->ib_access, &wc_status);
+	ret = kvreg_post_reg_wrs(&rd->fdev->qp, rd->mrs, rd->nr_mrs,
+				 reg->ib_access, &wc_status);
 	kvreg_stage_end(KVREG_STAGE_POST_REG, t0);
 	if (ret) {
 		kvreg_set_error(err, ret == -ENOMEM ?
@@ -365,7 +430,7 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	return 0;
 
 err_cg:
-	kvreg_cg_uncharge(rd);
+	kvreg_rd_cg_uncharge(rd);
 err_mrs:
 	/* Deregistering also revokes whatever part of the chain completed. */
 	kvreg_free_mrs(rd);
@@ -408,4 +473,60 @@ struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va)
 			return mr;
 	}
 	return NULL;
+}
+
+/*
+ * An export's copy of @rd's MRs: as many, over the same DMA-mapped pages
+ * (nothing is pinned or mapped again), in @pd, fast-registered with
+ * @ib_access on @pd's QP, into a new array at *@mrsp (@rd->nr_mrs long).
+ * Caller holds teardown_rwsem for read, @rd is live, and the MRs are
+ * charged. On failure nothing is left.
+ */
+int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
+		   int ib_access, struct ib_mr ***mrsp,
+		   struct kvreg_error *err)
+{
+	struct kvreg_map_job job = {
+		.reg = rd->reg,
+		.dev = rd->dev,
+		.pd = pd->pd,
+		.page_shift = rd->page_shift,
+		.mr_pages = kvreg_pages_per_mr(rd->dev, rd->page_shift),
+	};
+	enum ib_wc_status wc_status;
+	struct ib_mr **mrs;
+	int ret;
+
+	ret = kvreg_plan(rd->reg, rd, &job.groups, &job.nr_groups,
+			 &job.nr_mrs);
+	/* The same table, shift and device: the plan cannot differ. */
+	if (!ret && WARN_ON_ONCE(job.nr_mrs != rd->nr_mrs))
+		ret = -EINVAL;
+	if (ret) {
+		kvfree(job.groups);
+		kvreg_set_error(err, ret == -ENOMEM ?
+				KVREG_REASON_NO_KERNEL_MEMORY :
+				KVREG_REASON_DEVICE_REFUSED, rd->dev->index);
+		err->driver_errno = ret;
+		return ret;
+	}
+	ret = kvreg_map_job_run(&job, &mrs, err);
+	kvfree(job.groups);
+	if (ret)
+		return ret;
+	ret = kvreg_post_reg_wrs(&pd->qp, mrs, job.nr_mrs, ib_access,
+				 &wc_status);
+	if (ret) {
+		kvreg_set_error(err, ret == -ENOMEM ?
+				KVREG_REASON_NO_KERNEL_MEMORY :
+				ret == -ENETDOWN ?
+				KVREG_REASON_DEVICE_NOT_ACTIVE :
+				KVREG_REASON_DEVICE_REFUSED, rd->dev->index);
+		err->driver_errno = ret;
+		err->wc_status = wc_status;
+		kvreg_mrs_free(mrs, job.nr_mrs);
+		return ret;
+	}
+	*mrsp = mrs;
+	return 0;
 }

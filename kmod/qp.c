@@ -164,13 +164,48 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 }
 
 /*
- * A QP the RDMA CM connects to a peer (conn.c), in @pd: the CM moves it
- * through its states; kvreg only posts on it. Caller holds teardown_rwsem
- * of @kdev for read. One receive slot, for ib_drain_qp()'s marker only:
- * the peer never sends.
+ * One step of the importer's QP, with the attributes the CM would give it
+ * but no remote access: the peer can neither READ nor WRITE through it.
+ * The ACK timeout is set here, as the CM's own would on every kernel.
+ */
+static int kvreg_qp_own_step(struct kvreg_qp *q, struct rdma_cm_id *cm_id,
+			     enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	ret = rdma_init_qp_attr(cm_id, &attr, &mask);
+	if (ret)
+		return ret;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		attr.qp_access_flags = 0;
+	if (mask & IB_QP_TIMEOUT)
+		attr.timeout = KVREG_ACK_TIMEOUT;
+	return ib_modify_qp(q->qp, &attr, mask);
+}
+
+/*
+ * The importer's QP on the peer's REP (the CM's CONNECT_RESPONSE): RTR,
+ * then RTS; INIT it reached when it was made. The caller sends the RTU.
+ */
+int kvreg_qp_own_rts(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
+{
+	return kvreg_qp_own_step(q, cm_id, IB_QPS_RTR) ?:
+	       kvreg_qp_own_step(q, cm_id, IB_QPS_RTS);
+}
+
+/*
+ * A QP connected to a peer through the RDMA CM (conn.c), in @pd. An
+ * accepted one is the CM's to move through its states. An importer's
+ * (@own_states) is not given to the CM: kvreg moves it, with no remote
+ * access flags at any state, so the node it connects to cannot reach the
+ * importer's memory even in the instant before the connection is up.
+ * Caller holds teardown_rwsem of @kdev for read. One receive slot, for
+ * ib_drain_qp()'s marker only: the peer never sends.
  */
 int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
-		       struct ib_pd *pd, struct rdma_cm_id *cm_id)
+		       struct ib_pd *pd, struct rdma_cm_id *cm_id,
+		       bool own_states)
 {
 	struct ib_qp_init_attr init_attr = {};
 	int ret;
@@ -194,12 +229,27 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	init_attr.cap.max_recv_sge = 1;
 	init_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	init_attr.qp_type = IB_QPT_RC;
-	ret = rdma_create_qp(cm_id, pd, &init_attr);
-	if (ret)
+	if (!own_states) {
+		ret = rdma_create_qp(cm_id, pd, &init_attr);
+		if (ret)
+			goto err_cq;
+		q->qp = cm_id->qp;
+		return 0;
+	}
+	q->qp = ib_create_qp(pd, &init_attr);
+	if (IS_ERR(q->qp)) {
+		ret = PTR_ERR(q->qp);
 		goto err_cq;
-	q->qp = cm_id->qp;
+	}
+	/* INIT now, as rdma_create_qp() does: a drain needs a QP past RESET. */
+	ret = kvreg_qp_own_step(q, cm_id, IB_QPS_INIT);
+	if (ret)
+		goto err_qp;
+	q->own_states = true;
 	return 0;
 
+err_qp:
+	ib_destroy_qp(q->qp);
 err_cq:
 	ib_free_cq(q->cq);
 err_mutex:
@@ -217,7 +267,10 @@ void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
 	WRITE_ONCE(q->ready, false);
 	mutex_unlock(&q->mutex);
 	ib_drain_qp(q->qp);
-	rdma_destroy_qp(cm_id);
+	if (q->own_states)
+		ib_destroy_qp(q->qp);
+	else
+		rdma_destroy_qp(cm_id);
 	ib_free_cq(q->cq);
 	mutex_destroy(&q->mutex);
 }

@@ -255,9 +255,17 @@ static struct kvreg_reg *kvreg_reg_alloc(struct kvreg_file *kf,
 	reg->addr = arg->addr;
 	reg->length = arg->length;
 	reg->access = arg->access;
-	reg->ib_access = kvreg_access_to_ib(arg->access);
 	reg->writable = arg->access & (KVREG_ACCESS_LOCAL_WRITE |
 				       KVREG_ACCESS_REMOTE_WRITE);
+	/*
+	 * The file's own PD holds no QP a peer can use (see the UAPI's
+	 * "Remote regions"): its keys carry what its loopback engine needs
+	 * to move data between the file's registrations, whatever REMOTE_*
+	 * flags say; those say what EXPORT may grant.
+	 */
+	reg->ib_access = kvreg_access_to_ib(reg->writable ? KVREG_ACCESS_ALL :
+					    KVREG_ACCESS_REMOTE_READ);
+	INIT_LIST_HEAD(&reg->exports);
 	reg->dev_mask = mask;
 	reg->km = kf->km;
 	reg->refs = 1;
@@ -441,6 +449,7 @@ int kvreg_register(struct kvreg_file *kf, struct kvreg_register *arg,
 int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 		     struct kvreg_error *err)
 {
+	bool exported = false;
 	struct kvreg_reg *reg;
 	int ret = 0;
 
@@ -453,6 +462,8 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 	} else if (reg) {
 		kvreg_range_remove(kf, reg);
 		xa_erase(&kf->regs, handle);
+		/* An EXPORT under way sees it gone and revokes itself. */
+		exported = !list_empty(&reg->exports);
 	} else {
 		ret = -ENOENT;
 	}
@@ -467,6 +478,9 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 	if (reg) {
 		u64 t0 = kvreg_stage_begin();
 
+		/* No peer reaches it once this returns. */
+		if (exported)
+			kvreg_reg_revoke_exports(kf, reg);
 		kvreg_reg_put(reg);
 		kvreg_stage_end(KVREG_STAGE_DEREGISTER, t0);
 	}
@@ -559,4 +573,5 @@ void kvreg_file_release(struct kvreg_file *kf)
 	xa_destroy(&kf->regs);
 	kvreg_file_devs_release(kf);
 	mutex_destroy(&kf->lock);
+	mutex_destroy(&kf->ep_mutex);
 }

@@ -57,49 +57,48 @@ static int kvreg_export_check(struct kvreg_file *kf, struct kvreg_export *arg,
 struct kvreg_export_paths {
 	u32 nr;
 	u64 chunks;
-	const struct kvreg_reg_dev *rds[KVREG_DESC_MAX_PATHS];
+	const struct kvreg_export_dev *eds[KVREG_DESC_MAX_PATHS];
+	struct kvreg_dev *devs[KVREG_DESC_MAX_PATHS];
 	struct kvreg_net_addr addrs[KVREG_DESC_MAX_PATHS];
 };
 
 /*
  * With ep->mutex held: one path per listener that is up on a device the
- * registration has live MRs on, one per device (a device's rkeys are the
- * same whichever of its addresses is used). Each device's teardown_rwsem
- * is held for read on return, in path order, for kvreg_export_unlock().
+ * export has live MRs on, one per device (a device's rkeys are the same
+ * whichever of its addresses is used). Each device's teardown_rwsem is
+ * held for read on return, in path order, for kvreg_export_unlock().
  */
-static int kvreg_export_lock(struct kvreg_endpoint *ep, struct kvreg_reg *reg,
+static int kvreg_export_lock(struct kvreg_endpoint *ep,
+			     struct kvreg_exported *ex,
 			     struct kvreg_export_paths *ps,
 			     struct kvreg_error *err)
 {
-	u32 l, i, p, first_dev = KVREG_NO_DEVICE_INDEX;
+	u32 l, p, first_dev = KVREG_NO_DEVICE_INDEX;
 
 	lockdep_assert_held(&ep->mutex);
 	for (l = 0; l < ep->nr_listeners; l++) {
 		struct kvreg_listener *ln = ep->listeners[l];
 		struct kvreg_dev *kdev = ln->dev;
-		const struct kvreg_reg_dev *rd = NULL;
+		const struct kvreg_export_dev *ed;
 
 		if (first_dev == KVREG_NO_DEVICE_INDEX)
 			first_dev = kdev->index;
 		for (p = 0; p < ps->nr; p++)
-			if (ps->rds[p]->dev == kdev)
+			if (ps->devs[p] == kdev)
 				break;
 		if (p < ps->nr || !READ_ONCE(ln->cm_id))
 			continue;
-		for (i = 0; i < reg->nr_devs; i++)
-			if (reg->devs[i].dev == kdev)
-				rd = &reg->devs[i];
-		if (!rd)
-			continue;
 		/* A class per path: lockdep sees no recursion, and none is. */
 		down_read_nested(&kdev->teardown_rwsem, ps->nr);
-		if (kdev->dead || !READ_ONCE(rd->live)) {
+		ed = kdev->dead ? NULL : kvreg_exported_on(ex, kdev);
+		if (!ed) {
 			up_read(&kdev->teardown_rwsem);
 			continue;
 		}
-		ps->rds[ps->nr] = rd;
+		ps->eds[ps->nr] = ed;
+		ps->devs[ps->nr] = kdev;
 		ps->addrs[ps->nr] = ln->addr;
-		ps->chunks += rd->nr_mrs;
+		ps->chunks += ed->nr_mrs;
 		ps->nr++;
 	}
 	if (ps->nr)
@@ -111,7 +110,7 @@ static int kvreg_export_lock(struct kvreg_endpoint *ep, struct kvreg_reg *reg,
 static void kvreg_export_unlock(struct kvreg_export_paths *ps)
 {
 	while (ps->nr--)
-		up_read(&ps->rds[ps->nr]->dev->teardown_rwsem);
+		up_read(&ps->devs[ps->nr]->teardown_rwsem);
 }
 
 int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
@@ -119,6 +118,7 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 {
 	struct kvreg_export_paths ps = {};
 	struct kvreg_endpoint *ep;
+	struct kvreg_exported *ex;
 	struct kvreg_reg *reg;
 	void *blob = NULL;
 	size_t size = 0;
@@ -129,12 +129,21 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 	if (arg->reserved || arg->desc_size)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 
+	mutex_lock(&kf->ep_mutex);
 	mutex_lock(&kf->lock);
 	ret = kvreg_export_check(kf, arg, &ep, &reg, err);
+	if (!ret)
+		kref_get(&reg->kref);
+	mutex_unlock(&kf->lock);
+	if (ret)
+		goto out_unlock;
+	/* Making MRs takes a while: not under kf->lock, which the CM takes. */
+	ret = kvreg_exported_get(ep, reg, &ex, err);
+	kvreg_reg_put(reg);
 	if (ret)
 		goto out_unlock;
 	mutex_lock(&ep->mutex);
-	ret = kvreg_export_lock(ep, reg, &ps, err);
+	ret = kvreg_export_lock(ep, ex, &ps, err);
 	if (ret)
 		goto out_ep;
 	size = kvreg_desc_size(ps.nr, ps.chunks);
@@ -152,14 +161,13 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 		ret = -ENOMEM;
 		goto out_rwsem;
 	}
-	kvreg_desc_build(blob, size, reg, ps.rds, ps.addrs, ps.nr,
-			 ep->secret);
+	kvreg_desc_build(blob, size, ex, ps.eds, ps.addrs, ps.nr, ep->secret);
 out_rwsem:
 	kvreg_export_unlock(&ps);
 out_ep:
 	mutex_unlock(&ep->mutex);
 out_unlock:
-	mutex_unlock(&kf->lock);
+	mutex_unlock(&kf->ep_mutex);
 	if (size)
 		arg->desc_size = size;
 	if (blob && copy_to_user(u64_to_user_ptr(arg->desc), blob, size)) {
@@ -167,6 +175,50 @@ out_unlock:
 		ret = -EFAULT;
 	}
 	kvfree(blob);
+	return ret;
+}
+
+int kvreg_unexport(struct kvreg_file *kf, struct kvreg_unexport *arg,
+		   struct kvreg_error *err)
+{
+	struct kvreg_exported *ex = NULL;
+	struct kvreg_endpoint *ep;
+	struct kvreg_reg *reg;
+	int ret = 0;
+
+	if (arg->flags)
+		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
+	if (arg->reserved)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
+
+	mutex_lock(&kf->ep_mutex);
+	mutex_lock(&kf->lock);
+	ep = kvreg_endpoint_find(kf, arg->endpoint);
+	reg = kvreg_reg_lookup(kf, arg->handle);
+	mutex_unlock(&kf->lock);
+	if (!ep) {
+		kvreg_set_error(err, KVREG_REASON_UNKNOWN_ENDPOINT,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_ENDPOINT;
+		ret = -ENOENT;
+	} else if (!reg) {
+		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_HANDLE;
+		ret = -ENOENT;
+	} else {
+		/* @reg is compared, not used: ep_mutex keeps its exports. */
+		ex = kvreg_exported_find(ep, reg);
+		if (!ex) {
+			kvreg_set_error(err, KVREG_REASON_NOT_EXPORTED,
+					KVREG_NO_DEVICE_INDEX);
+			err->argument = KVREG_ARG_HANDLE;
+			ret = -ENOENT;
+		}
+	}
+	if (ex)
+		kvreg_exported_revoke(ex);
+	mutex_unlock(&kf->ep_mutex);
 	return ret;
 }
 

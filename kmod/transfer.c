@@ -332,12 +332,16 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 					 arg->device_index,
 					 write ? 0 : KVREG_ACCESS_LOCAL_WRITE,
 					 KVREG_ARG_OFFSET, local, err);
+	/*
+	 * Between two of the file's own registrations the data stays on
+	 * the host: local rights only. A registration's REMOTE_* flags
+	 * speak of peers, which EXPORT alone lets in.
+	 */
 	if (!ret && !raw && !region) {
 		ret = kvreg_resolve_side(kf, arg->remote_handle,
 					 arg->remote_offset, arg->length,
 					 arg->device_index,
-					 write ? KVREG_ACCESS_REMOTE_WRITE :
-					 KVREG_ACCESS_REMOTE_READ,
+					 write ? KVREG_ACCESS_LOCAL_WRITE : 0,
 					 KVREG_ARG_REMOTE_OFFSET, remote, err);
 		t->side = remote;
 	}

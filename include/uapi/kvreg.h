@@ -101,6 +101,8 @@ enum kvreg_reason {
 	KVREG_REASON_UNKNOWN_ENDPOINT	= 44,	/* no such endpoint handle */
 	KVREG_REASON_QUEUE_FULL		= 45,	/* limit, usage: WRs queued */
 	KVREG_REASON_TOO_MANY_PIECES	= 46,	/* request: WRs, limit: most */
+	/* UNEXPORT: the registration is not exported through the endpoint. */
+	KVREG_REASON_NOT_EXPORTED	= 47,
 };
 
 /* A limit that does not apply. */
@@ -426,6 +428,13 @@ struct kvreg_procs {
  * the rails and moved off one that fails, rails reconnected by the module.
  */
 #define KVREG_FEATURE_RAILS		(1ULL << 6)
+/*
+ * Exports are capabilities (see "Remote regions" below): EXPORT makes keys
+ * of its own in the endpoint's protection domain, UNEXPORT, UNLISTEN and
+ * REKEY revoke them, importers' connections accept no RDMA at all, and
+ * TRANSFER between a file's own registrations needs no REMOTE_* flag.
+ */
+#define KVREG_FEATURE_REVOCABLE_EXPORTS	(1ULL << 7)
 
 #define KVREG_FEATURES_SIZE_VER0	32
 struct kvreg_features {
@@ -442,10 +451,31 @@ struct kvreg_features {
  * as a descriptor, and ships it to another node over its own control
  * plane; a process there IMPORTs it, which connects (through the RDMA CM,
  * in the caller's network namespace) to the endpoint, and transfers with
- * KVREG_TRANSFER_F_REMOTE_REGION. A connection serves the one open file
- * that listened: its QP lives in that file's protection domain, so a peer
- * reaches that file's registrations and no one else's, and only those
- * registered with remote access.
+ * KVREG_TRANSFER_F_REMOTE_REGION.
+ *
+ * The rule (KVREG_FEATURE_REVOCABLE_EXPORTS): a connection accepted on an
+ * endpoint reaches exactly the registrations exported through that
+ * endpoint, each only with the access it was exported with; a connection
+ * an importer made reaches nothing of the importer; and once UNEXPORT,
+ * DEREGISTER, UNLISTEN, REKEY (for the connections it cuts) or the
+ * file's close returns, no peer can read or write a byte of that memory.
+ * It holds by construction:
+ *  - each endpoint has a protection domain of its own on each device it
+ *    listens on; the QPs of the connections it accepts live there, and
+ *    nothing else does but the MRs that EXPORT makes there;
+ *  - EXPORT fast-registers the registration's pages (pinned once, already
+ *    DMA-mapped) as new MRs in that domain, with REMOTE_READ and/or
+ *    REMOTE_WRITE as registered; their rkeys are the descriptor's, and no
+ *    other key of the process reaches anything through those QPs;
+ *  - revoking deregisters those MRs: the device refuses their rkeys from
+ *    then on, and a peer's operation on them fails (REMOTE_ACCESS there);
+ *  - an importer's QPs accept no incoming RDMA READ, WRITE or atomic at
+ *    any state (kvreg moves them through INIT, RTR and RTS itself, with
+ *    no remote access flags), so the node it connected to reaches none of
+ *    the importer's memory.
+ * REGISTER's REMOTE_* flags mean "may be exported with": the keys REGISTER
+ * returns live in the file's own domain, whose only network-free QP is
+ * the file's loopback engine, and are of no use to a peer.
  */
 struct kvreg_net_addr {
 	__u16 family;		/* AF_INET or AF_INET6 */
@@ -459,8 +489,9 @@ struct kvreg_net_addr {
  * With KVREG_LISTEN_F_ADD_ADDRESS, @endpoint (in) is an endpoint of this
  * file and @addr becomes another of its addresses, with the same secret:
  * one rail per address, on the device that owns it (at most
- * KVREG_DESC_MAX_PATHS). A listener whose device is removed comes back by
- * itself, on the same port, once an RDMA device owns the address again.
+ * KVREG_DESC_MAX_PATHS). A listener whose device is removed is not bound
+ * again: the keys its paths carried died with the device; close the
+ * endpoint (UNLISTEN) and listen anew.
  */
 #define KVREG_LISTEN_F_ADD_ADDRESS	(1U << 0)
 #define KVREG_LISTEN_SIZE_VER0	64
@@ -476,7 +507,17 @@ struct kvreg_listen {
 	__u32 reserved;
 };
 
-/* KVREG_IOC_EXPORT: a registration's descriptor, for a peer to IMPORT. */
+/*
+ * KVREG_IOC_EXPORT: a registration's descriptor, for a peer to IMPORT.
+ * The first EXPORT of a registration through an endpoint makes its keys
+ * there (what that costs is charged as MRs to the caller's budgets, the
+ * device reserve and the rdma cgroup); another returns a descriptor of
+ * the same keys, with a path for any address added since. The descriptor
+ * reveals the registration's length, the access granted, the endpoint's
+ * addresses and secret, and for each path the iova (the exporter's
+ * virtual address), length and rkey of each of the export's MRs: nothing
+ * of any other registration, and no handle.
+ */
 #define KVREG_EXPORT_SIZE_VER0	56
 struct kvreg_export {
 	__u32 size;
@@ -519,6 +560,56 @@ struct kvreg_import {
 	__u64 device_mask;	/* in: local devices rails may use; 0: any */
 	__u32 rails;		/* out: rails up now */
 	__u32 paths;		/* out: paths the descriptor offers */
+};
+
+/*
+ * KVREG_IOC_UNEXPORT: revoke what EXPORT granted to @handle through
+ * @endpoint. On return its keys are dead in every device: a peer's
+ * operation that reaches them fails (there, with REMOTE_ACCESS), its
+ * connection to the endpoint stays for the other exports. Fails with
+ * KVREG_REASON_NOT_EXPORTED when there is nothing to revoke.
+ */
+#define KVREG_UNEXPORT_SIZE_VER0	40
+struct kvreg_unexport {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 reserved;
+	__u64 endpoint;
+	__u64 handle;
+};
+
+/*
+ * KVREG_IOC_UNLISTEN: close an endpoint. Its addresses stop listening,
+ * every connection accepted on it is disconnected, every export through
+ * it is revoked, and its handle is gone, all before the call returns.
+ */
+#define KVREG_UNLISTEN_SIZE_VER0	32
+struct kvreg_unlisten {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 reserved;
+	__u64 endpoint;
+};
+
+/*
+ * KVREG_IOC_REKEY: give an endpoint a new secret. Every descriptor
+ * exported before stops working: an IMPORT of one is refused with
+ * KVREG_REASON_CONN_BAD_SECRET, and every connection accepted on the
+ * endpoint is disconnected, so no peer keeps access through one. The
+ * exports stay: EXPORT them again for the descriptors to ship.
+ */
+#define KVREG_REKEY_SIZE_VER0	32
+struct kvreg_rekey {
+	__u32 size;
+	__u32 flags;
+	__u64 error;
+	__u32 error_size;
+	__u32 reserved;
+	__u64 endpoint;
 };
 
 /* KVREG_IOC_UNIMPORT */
@@ -664,7 +755,9 @@ struct kvreg_desc_chunk {
  * KVREG_REASON_CONN_VERSION, ...). The accept carries struct kvreg_cm_req
  * with a zero secret. The passive side only responds: the active side
  * posts RDMA READ and WRITE with the descriptor's rkeys (responder
- * resources up to the device's max_qp_rd_atom) and sends nothing.
+ * resources up to the device's max_qp_rd_atom) and sends nothing. The
+ * active side asks for no responder resources and its QP takes no
+ * incoming RDMA: a peer that posts to it gets a remote access error.
  */
 #define KVREG_CM_MAGIC		0x4352564bU	/* "KVRC" */
 #define KVREG_CM_VERSION	1
@@ -771,5 +864,8 @@ struct kvreg_conns {
 #define KVREG_IOC_SUBMIT	_IO(KVREG_IOC_MAGIC, 0x0e)
 #define KVREG_IOC_REAP		_IO(KVREG_IOC_MAGIC, 0x0f)
 #define KVREG_IOC_CONNS		_IO(KVREG_IOC_MAGIC, 0x10)
+#define KVREG_IOC_UNEXPORT	_IO(KVREG_IOC_MAGIC, 0x11)
+#define KVREG_IOC_UNLISTEN	_IO(KVREG_IOC_MAGIC, 0x12)
+#define KVREG_IOC_REKEY		_IO(KVREG_IOC_MAGIC, 0x13)
 
 #endif /* _UAPI_KVREG_H */

@@ -181,8 +181,9 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	  "the peer closed its endpoint, exited or lost its device; import "
 	  "a fresh descriptor to reconnect" },
 	{ KVREG_REASON_REMOTE_ACCESS, "peer refused the remote access",
-	  "the remote region was deregistered or the range lies outside it: "
-	  "get a fresh descriptor; the connection must be made again" },
+	  "the exporter revoked the region (unexported, deregistered, "
+	  "closed its endpoint) or the range lies outside it: get a fresh "
+	  "descriptor; the connection must be made again" },
 	{ KVREG_REASON_ADDRESS_IN_USE, "port already in use",
 	  "listen on another port, or port 0 to have one chosen" },
 	{ KVREG_REASON_UNKNOWN_ENDPOINT, "unknown endpoint",
@@ -192,6 +193,9 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_TOO_MANY_PIECES, "operation spans too many MRs",
 	  "split it: an operation may cover at most KVREG_OP_MAX_PIECES MRs "
 	  "of either side" },
+	{ KVREG_REASON_NOT_EXPORTED, "not exported through that endpoint",
+	  "there is nothing to revoke: it was never exported there, or was "
+	  "revoked already (unexported, deregistered)" },
 	{ KVREG_REASON_MODULE_NOT_LOADED, "kvreg module not loaded",
 	  "load it with 'modprobe kvreg' (install it with DKMS, see the "
 	  "README)" },

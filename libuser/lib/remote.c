@@ -120,6 +120,50 @@ int kvreg_export(struct kvreg *kv, uint64_t endpoint,
 	return ret;
 }
 
+int kvreg_unexport(struct kvreg *kv, uint64_t endpoint,
+		   const struct kvreg_mr *mr, struct kvreg_error *err)
+{
+	struct kvreg_unexport arg = {
+		.size = sizeof(arg),
+		.endpoint = endpoint,
+	};
+
+	kvreg__error_init(err);
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	if (!mr)
+		return kvreg__bad_pointer(err);
+	arg.handle = mr->handle;
+	return kvreg__call(kv, KVREG_IOC_UNEXPORT, &arg, err);
+}
+
+int kvreg_unlisten(struct kvreg *kv, uint64_t endpoint,
+		   struct kvreg_error *err)
+{
+	struct kvreg_unlisten arg = {
+		.size = sizeof(arg),
+		.endpoint = endpoint,
+	};
+
+	kvreg__error_init(err);
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	return kvreg__call(kv, KVREG_IOC_UNLISTEN, &arg, err);
+}
+
+int kvreg_rekey(struct kvreg *kv, uint64_t endpoint, struct kvreg_error *err)
+{
+	struct kvreg_rekey arg = {
+		.size = sizeof(arg),
+		.endpoint = endpoint,
+	};
+
+	kvreg__error_init(err);
+	if (!kv)
+		return kvreg__lib_error(err, KVREG_REASON_NOT_OPEN, -EBADF);
+	return kvreg__call(kv, KVREG_IOC_REKEY, &arg, err);
+}
+
 int kvreg_import(struct kvreg *kv, const void *desc, size_t size,
 		 uint32_t timeout_ms, struct kvreg_remote **remotep,
 		 struct kvreg_error *err)

@@ -251,6 +251,9 @@ def _load():
         "kvreg_remote_rails": (u32, [p]),
         "kvreg_remote_paths": (u32, [p]),
         "kvreg_unimport": (ctypes.c_int, [p, p, perr]),
+        "kvreg_unexport": (ctypes.c_int, [p, u64, p, perr]),
+        "kvreg_unlisten": (ctypes.c_int, [p, u64, perr]),
+        "kvreg_rekey": (ctypes.c_int, [p, u64, perr]),
         "kvreg_remote_length": (u64, [p]),
         "kvreg_remote_handle": (u64, [p]),
         "kvreg_remote_access": (u32, [p]),
@@ -605,6 +608,21 @@ class Kvreg:
         self._call(lib.kvreg_export, endpoint.handle, registration._mr, buf,
                    size.value, ctypes.byref(size))
         return buf.raw[:size.value]
+
+    def unexport(self, endpoint, registration):
+        """Revoke what export() granted: on return no peer reaches the
+        registration through the endpoint."""
+        self._call(_libkvreg().kvreg_unexport, endpoint.handle,
+                   registration._mr)
+
+    def unlisten(self, endpoint):
+        """Close the endpoint: its connections and exports go with it."""
+        self._call(_libkvreg().kvreg_unlisten, endpoint.handle)
+
+    def rekey(self, endpoint):
+        """A new secret: descriptors exported before stop working and the
+        endpoint's connections are cut; export again to ship new ones."""
+        self._call(_libkvreg().kvreg_rekey, endpoint.handle)
 
     def import_region(self, descriptor, timeout_ms=0, device_mask=0):
         """Connect to the endpoint a peer's descriptor names, a rail per

@@ -371,6 +371,9 @@ static void access_mapping(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kvreg_access_to_ib(KVREG_ACCESS_REMOTE_READ),
 			IB_ACCESS_REMOTE_READ);
 	KUNIT_EXPECT_EQ(test, kvreg_access_to_ib(0), 0);
+	/* An export of a write-only grant still needs local write. */
+	KUNIT_EXPECT_EQ(test, kvreg_access_to_ib(KVREG_ACCESS_REMOTE_WRITE),
+			IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 }
 
 /* A file holding one registration [0x10000, 0x20000), all access, dev 0. */
