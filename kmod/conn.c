@@ -205,10 +205,10 @@ static void kvreg_conn_keepalive(struct work_struct *work)
 	struct kvreg_conn *conn = container_of(to_delayed_work(work),
 					       struct kvreg_conn, keepalive);
 	unsigned int period = READ_ONCE(kvreg_keepalive_ms);
-	struct ib_rdma_wr wr = {
-		.wr.opcode = IB_WR_RDMA_WRITE,
-		.wr.send_flags = IB_SEND_SIGNALED,
-		.wr.wr_cqe = &conn->keepalive_cqe,
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_cqe = &conn->keepalive_cqe,
 	};
 	const struct ib_send_wr *bad;
 	struct kvreg_dev *kdev = conn->dev;
@@ -219,7 +219,7 @@ static void kvreg_conn_keepalive(struct work_struct *work)
 	if (down_read_trylock(&kdev->teardown_rwsem)) {
 		if (conn->qp_live && !kdev->dead &&
 		    !atomic_xchg(&conn->keepalive_busy, 1) &&
-		    ib_post_send(conn->q.qp, &wr.wr, &bad))
+		    ib_post_send(conn->q.qp, &wr, &bad))
 			atomic_set(&conn->keepalive_busy, 0);
 		up_read(&kdev->teardown_rwsem);
 	}

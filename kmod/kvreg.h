@@ -132,10 +132,16 @@ struct kvreg_qp {
 	bool cm_peer;
 	/*
 	 * An importer's QP: kvreg, not the CM, moves it through its states,
-	 * so that it never accepts incoming RDMA (qp.c).
+	 * so that it never accepts incoming RDMA (qp.c). It keeps
+	 * KVREG_KEEPALIVE_RECVS empty receives posted for the exporter's
+	 * keepalive SENDs, each posted again from @recv_cqe when used.
 	 */
 	bool own_states;
+	struct ib_cqe recv_cqe;
 };
+
+/* Receives an importer's QP keeps posted for the exporter's keepalives. */
+#define KVREG_KEEPALIVE_RECVS	4
 
 /*
  * A protection domain of kvreg's on one device and the loopback QP that
@@ -401,9 +407,10 @@ struct kvreg_conn {
 	u16 rej_version;
 	struct work_struct close_work;	/* passive: unlink when it drops */
 	/*
-	 * Passive: a zero-length RDMA WRITE (no rkey needed, IBTA C9-88)
-	 * every kvreg_keepalive_ms; a peer gone without a DREQ fails it
-	 * at the retry limit, and the connection is let go.
+	 * Passive: an empty SEND every kvreg_keepalive_ms, into a receive
+	 * the importer keeps posted (its QP takes no RDMA, so no RDMA WRITE
+	 * would do); a peer gone without a DREQ fails it at the retry
+	 * limit, and the connection is let go.
 	 */
 	struct delayed_work keepalive;
 	struct ib_cqe keepalive_cqe;

@@ -184,6 +184,28 @@ static int kvreg_qp_own_step(struct kvreg_qp *q, struct rdma_cm_id *cm_id,
 	return ib_modify_qp(q->qp, &attr, mask);
 }
 
+/* One empty receive, for a keepalive SEND of the exporter. */
+static int kvreg_qp_post_keepalive_recv(struct kvreg_qp *q)
+{
+	struct ib_recv_wr wr = { .wr_cqe = &q->recv_cqe };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(q->qp, &wr, &bad);
+}
+
+/*
+ * From the CQ: a keepalive came, so a receive is posted in its place; a
+ * flush is the drain's, and the QP is going.
+ */
+static void kvreg_qp_keepalive_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kvreg_qp *q = container_of(wc->wr_cqe, struct kvreg_qp,
+					  recv_cqe);
+
+	if (wc->status == IB_WC_SUCCESS && READ_ONCE(q->ready))
+		kvreg_qp_post_keepalive_recv(q);
+}
+
 /*
  * The importer's QP on the peer's REP (the CM's CONNECT_RESPONSE): RTR,
  * then RTS; INIT it reached when it was made. The caller sends the RTU.
@@ -200,23 +222,27 @@ int kvreg_qp_own_rts(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
  * (@own_states) is not given to the CM: kvreg moves it, with no remote
  * access flags at any state, so the node it connects to cannot reach the
  * importer's memory even in the instant before the connection is up.
- * Caller holds teardown_rwsem of @kdev for read. One receive slot, for
- * ib_drain_qp()'s marker only: the peer never sends.
+ * Caller holds teardown_rwsem of @kdev for read. A receive slot for
+ * ib_drain_qp()'s marker, and on the importer's, for the keepalives.
  */
 int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 		       struct ib_pd *pd, struct rdma_cm_id *cm_id,
 		       bool own_states)
 {
 	struct ib_qp_init_attr init_attr = {};
+	u32 i;
 	int ret;
 
 	q->dev = kdev;
 	q->cm_peer = true;
 	mutex_init(&q->mutex);
-	/* A synchronous chain and SUBMIT's work side by side, every WR seen. */
+	/*
+	 * A synchronous chain and SUBMIT's work side by side, every WR
+	 * seen, and every receive.
+	 */
 	q->cq = ib_alloc_cq(kdev->ibdev, q,
-			    KVREG_CQ_DEPTH + KVREG_SUBMIT_DEPTH, 0,
-			    IB_POLL_SOFTIRQ);
+			    KVREG_CQ_DEPTH + KVREG_SUBMIT_DEPTH +
+			    KVREG_KEEPALIVE_RECVS + 1, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(q->cq)) {
 		ret = PTR_ERR(q->cq);
 		goto err_mutex;
@@ -224,7 +250,8 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
 	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH + KVREG_SUBMIT_DEPTH;
-	init_attr.cap.max_recv_wr = 1;
+	/* The drain's marker, and the importer's keepalive receives. */
+	init_attr.cap.max_recv_wr = own_states ? KVREG_KEEPALIVE_RECVS + 1 : 1;
 	init_attr.cap.max_send_sge = 1;
 	init_attr.cap.max_recv_sge = 1;
 	init_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -243,6 +270,12 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	}
 	/* INIT now, as rdma_create_qp() does: a drain needs a QP past RESET. */
 	ret = kvreg_qp_own_step(q, cm_id, IB_QPS_INIT);
+	if (ret)
+		goto err_qp;
+	/* Before RTR: the exporter may send as soon as it has accepted. */
+	q->recv_cqe.done = kvreg_qp_keepalive_recv_done;
+	for (i = 0; i < KVREG_KEEPALIVE_RECVS && !ret; i++)
+		ret = kvreg_qp_post_keepalive_recv(q);
 	if (ret)
 		goto err_qp;
 	q->own_states = true;

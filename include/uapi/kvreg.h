@@ -755,9 +755,13 @@ struct kvreg_desc_chunk {
  * KVREG_REASON_CONN_VERSION, ...). The accept carries struct kvreg_cm_req
  * with a zero secret. The passive side only responds: the active side
  * posts RDMA READ and WRITE with the descriptor's rkeys (responder
- * resources up to the device's max_qp_rd_atom) and sends nothing. The
- * active side asks for no responder resources and its QP takes no
- * incoming RDMA: a peer that posts to it gets a remote access error.
+ * resources up to the device's max_qp_rd_atom) and sends nothing else.
+ * The active side asks for no responder resources and its QP takes no
+ * incoming RDMA READ, WRITE or atomic: a peer that posts one gets an
+ * error. The passive side sends an empty SEND every kvreg.keepalive_ms
+ * to learn that the active side is still there; an active side keeps
+ * empty receives posted for them (a plain verbs peer that does not is
+ * answered RNR, which does no harm).
  */
 #define KVREG_CM_MAGIC		0x4352564bU	/* "KVRC" */
 #define KVREG_CM_VERSION	1
