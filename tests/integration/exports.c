@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * A peer reaches only what was exported to it, and loses it the moment it
+ * is revoked. Every claim is tried as an attack, with bytes checked on
+ * both sides:
+ *  - a descriptor of registration X, rewritten (checksum recomputed) to
+ *    the rkey and iova of Y (same file, REMOTE_READ and REMOTE_WRITE,
+ *    never exported) or of Z (another file of the same process): WRITE
+ *    and READ are refused with REMOTE_ACCESS, Y and Z unchanged;
+ *  - 256 guesses at the rkeys next to X's, aimed at Y and Z: all refused;
+ *  - a plain librdmacm listener that a kvreg importer connects to WRITEs
+ *    and READs the importer's registration with its real keys: refused
+ *    by the importer's QP, its bytes unchanged and not leaked;
+ *  - after UNEXPORT, REKEY, UNLISTEN, DEREGISTER and the exporter's
+ *    close, a peer that kept the old descriptor or its connection gets a
+ *    named reason and the memory is unchanged;
+ *  - a TRANSFER between two registrations without any REMOTE_* flag
+ *    works: loopback needs local rights only.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kvtransfer.h"
+
+#define LEN		(2 * SZ_2M + 3 * SZ_4K)	/* X: several MRs */
+#define VLEN		(4 * SZ_4K)		/* Y, Z and the importer's */
+#define ADDR		"192.0.2.1"
+#define DESC_MAX	(64 * 1024)
+#define GUESSES		256
+
+struct key {
+	uint64_t iova;
+	uint32_t rkey;
+};
+
+/* Shared with the children. */
+struct ctl {
+	size_t desc_size;
+	uint8_t desc[DESC_MAX];
+	struct key y, z;		/* the exporter's, never exported */
+	struct key victim;		/* the importer's own registration */
+	uint16_t evil_port;
+	int evil_status[2];		/* the hostile peer's WRITE, READ */
+	int evil_leaked;		/* its READ brought the victim's bytes */
+};
+
+struct child {
+	pid_t pid;
+	int cmd;
+	int ack;
+};
+
+static struct ctl *ctl;
+static struct child me;
+
+static void send_byte(int fd, char c)
+{
+	CHECK(write(fd, &c, 1) == 1, "pipe write: %s", strerror(errno));
+}
+
+static char recv_byte(int fd)
+{
+	char c = 0;
+
+	CHECK(read(fd, &c, 1) == 1, "pipe read: %s", strerror(errno));
+	return c;
+}
+
+static char ask(struct child *c, char cmd)
+{
+	send_byte(c->cmd, cmd);
+	return recv_byte(c->ack);
+}
+
+static uint32_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint32_t h = 0x811c9dc5;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x01000193;
+	}
+	return h;
+}
+
+static void reseal(uint8_t *desc, size_t size)
+{
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
+
+	h->checksum = 0;
+	h->checksum = fnv1a(desc, size);
+}
+
+static struct kvreg_desc_chunk *desc_chunks(uint8_t *desc)
+{
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
+
+	return (struct kvreg_desc_chunk *)(desc + h->head_size +
+					   h->nr_paths *
+					   sizeof(struct kvreg_desc_path));
+}
+
+static struct child spawn(void (*fn)(uint8_t *, uint8_t *, uint8_t *,
+				     uint32_t),
+			  uint8_t *a, uint8_t *b, uint8_t *c, uint32_t dev)
+{
+	int cmd[2], ack[2];
+	struct child ch;
+
+	CHECK(!pipe2(cmd, O_CLOEXEC) && !pipe2(ack, O_CLOEXEC), "pipe");
+	ch.pid = fork();
+	CHECK(ch.pid >= 0, "fork");
+	if (!ch.pid) {
+		close(cmd[1]);
+		close(ack[0]);
+		me.cmd = cmd[0];
+		me.ack = ack[1];
+		fn(a, b, c, dev);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	ch.cmd = cmd[1];
+	ch.ack = ack[0];
+	CHECK(recv_byte(ch.ack) == 'r', "child did not start");
+	return ch;
+}
+
+static void reap(struct child *c)
+{
+	int status;
+
+	CHECK(waitpid(c->pid, &status, 0) == c->pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == T_PASS, "child %d failed", (int)c->pid);
+	close(c->cmd);
+	close(c->ack);
+}
+
+static struct key key_of(const struct kvreg_mr *mr, uint32_t dev)
+{
+	const struct kvreg_key *k = kvreg_mr_key_at(mr, dev, 0);
+	struct key out;
+
+	CHECK(k, "no key on device %u", dev);
+	out.iova = k->iova;
+	out.rkey = k->rkey;
+	return out;
+}
+
+static void export_x(struct kvreg *kv, uint64_t ep, struct kvreg_mr *x)
+{
+	struct kvreg_error err;
+
+	CHECK_OK(kvreg_export(kv, ep, x, ctl->desc, sizeof(ctl->desc),
+			      &ctl->desc_size, &err), &err);
+}
+
+/*
+ * The exporter: X (exported), Y (same file) and Z (a second file), each
+ * with every access; it revokes on command.
+ */
+static void exporter(uint8_t *pool, uint8_t *ybuf, uint8_t *zbuf,
+		     uint32_t dev)
+{
+	struct kvreg *kv = kvt_open(), *kv2 = kvt_open();
+	struct kvreg_mr *x, *y, *z;
+	struct kvreg_error err;
+	uint64_t ep;
+
+	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
+				&x, &err), &err);
+	CHECK_OK(kvreg_register(kv, ybuf, VLEN, KVREG_ACCESS_ALL, 1ULL << dev,
+				&y, &err), &err);
+	CHECK_OK(kvreg_register(kv2, zbuf, VLEN, KVREG_ACCESS_ALL,
+				1ULL << dev, &z, &err), &err);
+	ctl->y = key_of(y, dev);
+	ctl->z = key_of(z, dev);
+	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
+	export_x(kv, ep, x);
+	send_byte(me.ack, 'r');
+	for (;;) {
+		char c = recv_byte(me.cmd);
+
+		switch (c) {
+		case 'u':
+			CHECK_OK(kvreg_unexport(kv, ep, x, &err), &err);
+			/* Nothing left to revoke: said so. */
+			CHECK_FAILS(kvreg_unexport(kv, ep, x, &err), &err,
+				    ENOENT, KVREG_REASON_NOT_EXPORTED);
+			CHECK_FAILS(kvreg_unexport(kv, ep, y, &err), &err,
+				    ENOENT, KVREG_REASON_NOT_EXPORTED);
+			break;
+		case 'e':
+			export_x(kv, ep, x);
+			break;
+		case 'k':
+			CHECK_OK(kvreg_rekey(kv, ep, &err), &err);
+			break;
+		case 'l':
+			CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
+			CHECK_FAILS(kvreg_unlisten(kv, ep, &err), &err, ENOENT,
+				    KVREG_REASON_UNKNOWN_ENDPOINT);
+			CHECK_FAILS(kvreg_export(kv, ep, x, ctl->desc,
+						 sizeof(ctl->desc),
+						 &ctl->desc_size, &err),
+				    &err, ENOENT,
+				    KVREG_REASON_UNKNOWN_ENDPOINT);
+			CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err),
+				 &err);
+			export_x(kv, ep, x);
+			break;
+		case 'd':
+			CHECK_OK(kvreg_deregister(kv, x, &err), &err);
+			break;
+		case 'R':
+			CHECK_OK(kvreg_register(kv, pool, LEN,
+						KVREG_ACCESS_ALL, 1ULL << dev,
+						&x, &err), &err);
+			export_x(kv, ep, x);
+			break;
+		case 'q':
+			kvreg_close(kv2);
+			kvreg_close(kv);
+			exit(T_PASS);
+		default:
+			CHECK(0, "command %c", c);
+		}
+		send_byte(me.ack, c);
+	}
+}
+
+/* Wait for one CM event of @ch, which must be @want. */
+static void evil_expect(struct rdma_event_channel *ch,
+			enum rdma_cm_event_type want,
+			struct rdma_cm_id **idp)
+{
+	struct rdma_cm_event *ev;
+
+	CHECK(!rdma_get_cm_event(ch, &ev), "rdma_get_cm_event: %s",
+	      strerror(errno));
+	CHECK(ev->event == want, "CM event %s, want %s",
+	      rdma_event_str(ev->event), rdma_event_str(want));
+	if (idp)
+		*idp = ev->id;
+	rdma_ack_cm_event(ev);
+}
+
+/*
+ * A hostile node that a kvreg importer connects to: it accepts (kvreg's
+ * private data, any secret), then tries the importer's own registration
+ * with its real keys, a WRITE on the first connection and a READ on the
+ * second, and reports what its work completion said.
+ */
+static void evil_peer(uint8_t *unused_a, uint8_t *unused_b,
+		      uint8_t *unused_c, uint32_t dev)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *listen_id, *id;
+	static uint8_t buf[VLEN];
+	int round;
+
+	(void)unused_a;
+	(void)unused_b;
+	(void)unused_c;
+	(void)dev;
+	CHECK(ch, "event channel: %s", strerror(errno));
+	CHECK(!rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP), "id");
+	CHECK(inet_pton(AF_INET, ADDR, &sin.sin_addr) == 1, "address");
+	CHECK(!rdma_bind_addr(listen_id, (struct sockaddr *)&sin),
+	      "bind: %s", strerror(errno));
+	CHECK(!rdma_listen(listen_id, 4), "listen: %s", strerror(errno));
+	ctl->evil_port = ntohs(rdma_get_src_port(listen_id));
+	send_byte(me.ack, 'r');
+	for (round = 0; round < 2; round++) {
+		struct kvreg_cm_req acc = {
+			.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
+		};
+		struct rdma_conn_param param = {
+			.private_data = &acc, .private_data_len = sizeof(acc),
+			.responder_resources = 1, .initiator_depth = 1,
+			.retry_count = 3, .rnr_retry_count = 3,
+		};
+		struct ibv_qp_init_attr qa = {
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+		};
+		struct ibv_send_wr wr = { 0 }, *bad;
+		struct ibv_sge sge;
+		struct ibv_wc wc;
+		struct ibv_pd *pd;
+		struct ibv_cq *cq;
+		struct ibv_mr *mr;
+		double until;
+		int got = 0;
+
+		evil_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &id);
+		pd = ibv_alloc_pd(id->verbs);
+		cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
+		CHECK(pd && cq, "pd, cq");
+		qa.send_cq = qa.recv_cq = cq;
+		CHECK(!rdma_create_qp(id, pd, &qa), "create_qp: %s",
+		      strerror(errno));
+		memset(buf, 0, sizeof(buf));
+		mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+		CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
+		CHECK(!rdma_accept(id, &param), "accept: %s", strerror(errno));
+		evil_expect(ch, RDMA_CM_EVENT_ESTABLISHED, NULL);
+
+		sge = (struct ibv_sge) { .addr = (uintptr_t)buf,
+					 .length = VLEN, .lkey = mr->lkey };
+		kvt_fill(buf, VLEN, 0xE7);
+		if (round)
+			memset(buf, 0, VLEN);
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = round ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = ctl->victim.iova;
+		wr.wr.rdma.rkey = ctl->victim.rkey;
+		CHECK(!ibv_post_send(id->qp, &wr, &bad), "post");
+		until = kvt_now() + 20;
+		while (!got && kvt_now() < until)
+			got = ibv_poll_cq(cq, 1, &wc);
+		CHECK(got == 1, "no completion for the hostile %s",
+		      round ? "READ" : "WRITE");
+		ctl->evil_status[round] = wc.status;
+		if (round)
+			ctl->evil_leaked = kvt_mismatch(buf, 0, VLEN, 0xA5,
+							0) < 0;
+		printf("hostile %s into the importer: %s\n",
+		       round ? "READ" : "WRITE", ibv_wc_status_str(wc.status));
+
+		/*
+		 * The importer lets go (UNIMPORT): disconnecting from here
+		 * would have its rail connect again, to this listener.
+		 */
+		send_byte(me.ack, 'a');
+		evil_expect(ch, RDMA_CM_EVENT_DISCONNECTED, NULL);
+		rdma_destroy_qp(id);
+		ibv_dereg_mr(mr);
+		ibv_destroy_cq(cq);
+		ibv_dealloc_pd(pd);
+		rdma_destroy_id(id);
+	}
+	/* The importer's DISCONNECTED and the like: not waited for. */
+	recv_byte(me.cmd);
+	rdma_destroy_id(listen_id);
+	exit(T_PASS);
+}
+
+/* A transfer through a descriptor the exporter must refuse. */
+static void refused(struct kvreg *kv, const uint8_t *desc, size_t n,
+		    enum kvreg_transfer_op op, struct kvreg_mr *local)
+{
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+
+	CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
+	CHECK_FAILS(kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K,
+					  &err), &err, EIO,
+		    KVREG_REASON_REMOTE_ACCESS);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+}
+
+static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
+			 uint8_t *mine, const uint8_t *ybuf,
+			 const uint8_t *zbuf)
+{
+	static uint8_t forged[DESC_MAX];
+	const struct key *victims[2] = { &ctl->y, &ctl->z };
+	size_t n = ctl->desc_size;
+	struct kvreg_desc_chunk *c;
+	uint32_t xrkey;
+	int v, op, i;
+
+	memcpy(forged, ctl->desc, n);
+	c = desc_chunks(forged);
+	xrkey = c[0].rkey;
+	kvt_fill(mine, SZ_4K, 0x11);
+	for (v = 0; v < 2; v++) {
+		for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++) {
+			c[0].iova = victims[v]->iova;
+			c[0].rkey = victims[v]->rkey;
+			reseal(forged, n);
+			refused(kv, forged, n, op, local);
+		}
+	}
+	printf("X's descriptor rewritten to Y (same file) and Z (another "
+	       "file): WRITE and READ refused\n");
+	for (i = 0; i < GUESSES; i++) {
+		uint32_t d = (uint32_t)i / 2 + 1;
+
+		c[0].rkey = i % 2 ? xrkey - d : xrkey + d;
+		c[0].iova = victims[(i / 2) % 2]->iova;
+		reseal(forged, n);
+		refused(kv, forged, n, i % 3 ? KVREG_OP_WRITE : KVREG_OP_READ,
+			local);
+	}
+	CHECK(kvt_mismatch(ybuf, 0, VLEN, 0x59, 0) < 0, "Y changed");
+	CHECK(kvt_mismatch(zbuf, 0, VLEN, 0x5A, 0) < 0, "Z changed");
+	CHECK(kvt_mismatch(mine, 0, SZ_4K, 0x11, 0) < 0,
+	      "a READ brought another registration's bytes");
+	printf("%d guesses at rkeys next to X's (%#x), at Y's and Z's "
+	       "addresses: all refused; Y, Z and the importer unchanged\n",
+	       GUESSES, xrkey);
+}
+
+/* A descriptor that names the hostile listener; its keys do not matter. */
+static size_t evil_desc(uint8_t *desc)
+{
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
+	struct kvreg_desc_path *p = (struct kvreg_desc_path *)(h + 1);
+	struct kvreg_desc_chunk *c = (struct kvreg_desc_chunk *)(p + 1);
+	size_t n = sizeof(*h) + sizeof(*p) + sizeof(*c);
+
+	memset(desc, 0, n);
+	h->magic = KVREG_DESC_MAGIC;
+	h->version = KVREG_DESC_VERSION;
+	h->head_size = sizeof(*h);
+	h->total_size = (uint32_t)n;
+	h->length = SZ_4K;
+	h->access = KVREG_ACCESS_REMOTE_READ | KVREG_ACCESS_REMOTE_WRITE;
+	h->nr_paths = 1;
+	p->family = AF_INET;
+	p->port = ctl->evil_port;
+	CHECK(inet_pton(AF_INET, ADDR, p->addr) == 1, "address");
+	p->nr_chunks = 1;
+	c->iova = SZ_4K;
+	c->length = SZ_4K;
+	c->rkey = 1;
+	reseal(desc, n);
+	return n;
+}
+
+static void check_importer(struct kvreg *kv, uint32_t dev)
+{
+	static uint8_t desc[256];
+	uint8_t *victim = kvt_map_anon(VLEN);
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	struct child evil;
+	size_t n;
+	int round;
+
+	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
+		printf("modprobe ib_uverbs failed: built in, I hope\n");
+	kvt_fill(victim, VLEN, 0xA5);
+	CHECK_OK(kvreg_register(kv, victim, VLEN, KVREG_ACCESS_ALL,
+				1ULL << dev, &mr, &err), &err);
+	ctl->victim = key_of(mr, dev);
+	evil = spawn(evil_peer, NULL, NULL, NULL, dev);
+	n = evil_desc(desc);
+	for (round = 0; round < 2; round++) {
+		CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
+		CHECK(recv_byte(evil.ack) == 'a', "hostile peer");
+		CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	}
+	send_byte(evil.cmd, 'q');
+	reap(&evil);
+	CHECK(ctl->evil_status[0] != IBV_WC_SUCCESS,
+	      "the importer's QP took an RDMA WRITE");
+	CHECK(ctl->evil_status[1] != IBV_WC_SUCCESS && !ctl->evil_leaked,
+	      "the importer's QP answered an RDMA READ");
+	CHECK(kvt_mismatch(victim, 0, VLEN, 0xA5, 0) < 0,
+	      "the importer's registration changed");
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	munmap(victim, VLEN);
+	printf("a node the importer connected to, with the importer's real "
+	       "rkey: WRITE and READ refused, bytes unchanged\n");
+}
+
+static struct kvreg_remote *import_ok(struct kvreg *kv,
+				      struct kvreg_mr *local, uint8_t *mine,
+				      const uint8_t *pool)
+{
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+
+	CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
+		 &err);
+	kvt_fill(mine, SZ_4K, 0x21);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r,
+				       LEN - SZ_4K, SZ_4K, &err), &err);
+	CHECK(kvt_mismatch(pool, LEN - SZ_4K, SZ_4K, 0x21, 0) < 0,
+	      "WRITE through the export did not land");
+	return r;
+}
+
+/* After a revocation: the kept region fails with @reason, bytes stay. */
+static void check_cut(struct kvreg *kv, struct kvreg_remote *r,
+		      struct kvreg_mr *local, uint8_t *mine,
+		      const uint8_t *pool, int want_errno, uint32_t reason,
+		      const char *what)
+{
+	struct kvreg_error err;
+
+	kvt_fill(mine, SZ_4K, 0x33);
+	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0,
+					  SZ_4K, &err), &err, want_errno,
+		    reason);
+	CHECK(kvt_mismatch(pool, 0, LEN, 0x44, 0) < 0,
+	      "a WRITE after %s changed the memory", what);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	printf("after %s: the peer's WRITE refused, the memory unchanged\n",
+	       what);
+}
+
+static void check_revocations(struct kvreg *kv, struct child *exp,
+			      struct kvreg_mr *local, uint8_t *mine,
+			      uint8_t *pool)
+{
+	static uint8_t old[DESC_MAX];
+	size_t old_size = ctl->desc_size;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+
+	/* UNEXPORT: the keys die, the connection stays for the rest. */
+	memcpy(old, ctl->desc, old_size);
+	r = import_ok(kv, local, mine, pool);
+	kvt_fill(pool, LEN, 0x44);
+	CHECK(ask(exp, 'u') == 'u', "unexport");
+	check_cut(kv, r, local, mine, pool, EIO, KVREG_REASON_REMOTE_ACCESS,
+		  "UNEXPORT");
+	/* Exported again: new keys; the old descriptor's stay dead. */
+	CHECK(ask(exp, 'e') == 'e', "export");
+	r = import_ok(kv, local, mine, pool);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	kvt_fill(pool, LEN, 0x44);
+	CHECK_OK(kvreg_import(kv, old, old_size, 0, &r, &err), &err);
+	check_cut(kv, r, local, mine, pool, EIO, KVREG_REASON_REMOTE_ACCESS,
+		  "UNEXPORT and EXPORT again, with the old descriptor");
+
+	/* REKEY: old descriptors cannot connect, old connections are cut. */
+	memcpy(old, ctl->desc, ctl->desc_size);
+	old_size = ctl->desc_size;
+	r = import_ok(kv, local, mine, pool);
+	kvt_fill(pool, LEN, 0x44);
+	CHECK(ask(exp, 'k') == 'k', "rekey");
+	check_cut(kv, r, local, mine, pool, ENOTCONN,
+		  KVREG_REASON_CONN_LOST, "REKEY");
+	CHECK_FAILS(kvreg_import(kv, old, old_size, 0, &r, &err), &err,
+		    ECONNREFUSED, KVREG_REASON_CONN_BAD_SECRET);
+	CHECK(ask(exp, 'e') == 'e', "export");
+	r = import_ok(kv, local, mine, pool);
+
+	/* UNLISTEN: the connection is cut, nothing listens there. */
+	memcpy(old, ctl->desc, ctl->desc_size);
+	old_size = ctl->desc_size;
+	kvt_fill(pool, LEN, 0x44);
+	CHECK(ask(exp, 'l') == 'l', "unlisten");
+	check_cut(kv, r, local, mine, pool, ENOTCONN,
+		  KVREG_REASON_CONN_LOST, "UNLISTEN");
+	CHECK_FAILS(kvreg_import(kv, old, old_size, 0, &r, &err), &err,
+		    ECONNREFUSED, KVREG_REASON_CONN_NO_LISTENER);
+
+	/* DEREGISTER (the exporter listens anew since 'l'). */
+	r = import_ok(kv, local, mine, pool);
+	kvt_fill(pool, LEN, 0x44);
+	CHECK(ask(exp, 'd') == 'd', "deregister");
+	check_cut(kv, r, local, mine, pool, EIO, KVREG_REASON_REMOTE_ACCESS,
+		  "DEREGISTER");
+
+	/* The exporter's close, its process gone. */
+	CHECK(ask(exp, 'R') == 'R', "register again");
+	r = import_ok(kv, local, mine, pool);
+	kvt_fill(pool, LEN, 0x44);
+	send_byte(exp->cmd, 'q');
+	reap(exp);
+	check_cut(kv, r, local, mine, pool, ENOTCONN, KVREG_REASON_CONN_LOST,
+		  "the exporter's close");
+}
+
+/* Between two of the file's registrations, no REMOTE_* flag is needed. */
+static void check_loopback(struct kvreg *kv, uint32_t dev)
+{
+	uint8_t *a = kvt_map_anon(SZ_2M), *b = kvt_map_anon(SZ_2M);
+	struct kvreg_mr *ma, *mb;
+	struct kvreg_error err;
+
+	CHECK_OK(kvreg_register(kv, a, SZ_2M, KVREG_ACCESS_LOCAL_WRITE,
+				1ULL << dev, &ma, &err), &err);
+	CHECK_OK(kvreg_register(kv, b, SZ_2M, KVREG_ACCESS_LOCAL_WRITE,
+				1ULL << dev, &mb, &err), &err);
+	kvt_fill(a, SZ_2M, 0x61);
+	memset(b, 0, SZ_2M);
+	CHECK_OK(kvreg_transfer(kv, KVREG_OP_WRITE, dev, ma, 0, mb, 0, SZ_2M,
+				&err), &err);
+	CHECK(kvt_mismatch(b, 0, SZ_2M, 0x61, 0) < 0, "loopback WRITE");
+	kvt_fill(b, SZ_2M, 0x62);
+	CHECK_OK(kvreg_transfer(kv, KVREG_OP_READ, dev, ma, 0, mb, 0, SZ_2M,
+				&err), &err);
+	CHECK(kvt_mismatch(a, 0, SZ_2M, 0x62, 0) < 0, "loopback READ");
+	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
+	munmap(a, SZ_2M);
+	munmap(b, SZ_2M);
+	printf("loopback WRITE and READ of 2 MiB between registrations with "
+	       "local write only: bytes moved\n");
+}
+
+int main(void)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	struct kvreg *kv = kvt_open();
+	uint8_t *pool, *ybuf, *zbuf, *mine;
+	struct kvreg_mr *local;
+	struct kvt_snap before;
+	struct kvreg_error err;
+	struct child exp;
+	uint32_t dev;
+
+	if (!kvt_devices(kv, devs))
+		kvt_skip("no RDMA device");
+	if (!kvreg_has_feature(kv, KVREG_FEATURE_REVOCABLE_EXPORTS))
+		kvt_skip("module without KVREG_FEATURE_REVOCABLE_EXPORTS");
+	dev = devs[0].index;
+	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ybuf = mmap(NULL, VLEN, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	zbuf = mmap(NULL, VLEN, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(ctl != MAP_FAILED && pool != MAP_FAILED &&
+	      ybuf != MAP_FAILED && zbuf != MAP_FAILED, "mmap");
+	kvt_fill(ybuf, VLEN, 0x59);
+	kvt_fill(zbuf, VLEN, 0x5A);
+	mine = kvt_map_anon(SZ_2M);
+	before = kvt_snap(kv);
+
+	check_loopback(kv, dev);
+	CHECK_OK(kvreg_register(kv, mine, SZ_2M, KVREG_ACCESS_LOCAL_WRITE,
+				1ULL << dev, &local, &err), &err);
+	exp = spawn(exporter, pool, ybuf, zbuf, dev);
+	check_forged(kv, local, mine, ybuf, zbuf);
+	check_importer(kv, dev);
+	check_revocations(kv, &exp, local, mine, pool);
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	kvt_check_unchanged(kv, &before, "after the export attacks");
+	kvreg_close(kv);
+	return T_PASS;
+}
