@@ -391,6 +391,75 @@ static int points_listen_export(struct kvreg *kv, uint8_t *buf,
 }
 
 /*
+ * Revoking and granting again: UNEXPORT, EXPORT anew (new keys), REKEY
+ * and UNLISTEN in turn, each failure point of them: a failure says why,
+ * and the close leaves nothing behind.
+ */
+static int points_revoke(struct kvreg *kv, uint8_t *buf, uint64_t len)
+{
+	struct state before = state_of(kv);
+	long qps = rdma_res("qp"), ids = rdma_res("cm_id");
+	struct kvreg_unlisten ul;
+	struct kvreg_unexport u;
+	struct kvreg_export x;
+	struct kvreg_listen l;
+	struct kvreg_rekey k;
+	struct kvreg_register r;
+	uint8_t desc[4096];
+	int n, fd, ret, left;
+
+	for (n = 1; n < MAX_POINTS; n++) {
+		fd = open(KVREG_DEVICE_PATH, O_RDWR);
+		CHECK(fd >= 0, "open");
+		r = reg_arg(buf, len, 0);
+		CHECK(!xioctl(fd, KVREG_IOC_REGISTER, &r), "register");
+		l = listen_arg();
+		CHECK(!xioctl(fd, KVREG_IOC_LISTEN, &l), "listen");
+		x = (struct kvreg_export) {
+			.size = sizeof(x), .handle = r.handle,
+			.endpoint = l.endpoint,
+			.error = (uintptr_t)&rec, .error_size = sizeof(rec),
+			.desc = (uintptr_t)desc, .desc_capacity = sizeof(desc),
+		};
+		CHECK(!xioctl(fd, KVREG_IOC_EXPORT, &x), "export");
+		x.desc_size = 0;
+		u = (struct kvreg_unexport) {
+			.size = sizeof(u), .endpoint = l.endpoint,
+			.handle = r.handle,
+			.error = (uintptr_t)&rec, .error_size = sizeof(rec),
+		};
+		k = (struct kvreg_rekey) {
+			.size = sizeof(k), .endpoint = l.endpoint,
+			.error = (uintptr_t)&rec, .error_size = sizeof(rec),
+		};
+		ul = (struct kvreg_unlisten) {
+			.size = sizeof(ul), .endpoint = l.endpoint,
+			.error = (uintptr_t)&rec, .error_size = sizeof(rec),
+		};
+		fail_nth(n);
+		ret = xioctl(fd, KVREG_IOC_UNEXPORT, &u);
+		if (!ret)
+			ret = xioctl(fd, KVREG_IOC_EXPORT, &x);
+		if (!ret)
+			ret = xioctl(fd, KVREG_IOC_REKEY, &k);
+		if (!ret)
+			ret = xioctl(fd, KVREG_IOC_UNLISTEN, &ul);
+		left = fail_nth_left();
+		if (ret)
+			CHECK(rec.reason != KVREG_REASON_NONE,
+			      "revocation failed (%d) without a reason", ret);
+		close(fd);
+		same_state(kv, &before, "unexport, export, rekey, unlisten",
+			   n);
+		no_more_res(qps, ids, "unexport, export, rekey, unlisten", n);
+		if (left > 0)
+			return n - 1;
+	}
+	CHECK(0, "revoke: more than %d allocations", MAX_POINTS);
+	return 0;
+}
+
+/*
  * A remote WRITE through an imported region: each failure leaves nothing,
  * and the next one works. IMPORT itself is not swept: the allocations it
  * makes are mostly rxe's QP creation, whose own error path in 6.1 (a
@@ -552,7 +621,7 @@ int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	const uint64_t len = 3 * SZ_4K + 1000;
-	int o, r, t, d, c, le, im, sb, ui, cr;
+	int o, r, t, d, c, le, rv, im, sb, ui, cr;
 	long qps0, ids0;
 	struct exporter e;
 	struct kvreg *kv;
@@ -582,6 +651,7 @@ int main(void)
 	d = points_deregister(kv, a + 100, len);
 	c = points_close(kv, a, b, len);
 	le = points_listen_export(kv, a, len);
+	rv = points_revoke(kv, a, len);
 	qps0 = rdma_res("qp");
 	ids0 = rdma_res("cm_id");
 	exporter_up(&e, b, 4 * SZ_4K, devs[0].index);
@@ -593,16 +663,17 @@ int main(void)
 	/* The exporter gone, so is every end of every connection. */
 	no_more_res(qps0, ids0, "the exporter closed after the sweeps", 0);
 	printf("fault points exercised: open %d, register %d, transfer %d, "
-	       "deregister %d, close %d, listen and export %d, remote "
-	       "transfer %d, submit %d, unimport %d, close with a connection "
-	       "%d: %d in all\n", o, r, t, d, c, le, im, sb, ui, cr,
-	       o + r + t + d + c + le + im + sb + ui + cr);
+	       "deregister %d, close %d, listen and export %d, revoke and "
+	       "export again %d, remote transfer %d, submit %d, unimport %d, "
+	       "close with a connection %d: %d in all\n", o, r, t, d, c, le,
+	       rv, im, sb, ui, cr,
+	       o + r + t + d + c + le + rv + im + sb + ui + cr);
 	/*
 	 * Deregister and close allocate nothing for buffers this small
 	 * (they used to: LOCAL_INV work requests), so nothing there can
 	 * fail; their state checks above still ran.
 	 */
-	CHECK(r > 5 && t > 0 && le > 0 && im > 0 && ui > 0,
+	CHECK(r > 5 && t > 0 && le > 0 && rv > 0 && im > 0 && ui > 0,
 	      "too few points: the injection did not reach kvreg");
 	kvreg_close(kv);
 	return T_PASS;

@@ -220,6 +220,9 @@ static void one_call(int fd)
 		struct kvreg_export export;
 		struct kvreg_import import;
 		struct kvreg_unimport unimport;
+		struct kvreg_unexport unexport;
+		struct kvreg_unlisten unlisten;
+		struct kvreg_rekey rekey;
 		struct kvreg_submit submit;
 		struct kvreg_reap reap;
 		uint8_t raw[256];
@@ -291,9 +294,24 @@ static void one_call(int fd)
 				     sizeof(struct kvreg_proc_info);
 		break;
 	case 10:
-		cmd = KVREG_IOC_LISTEN;
-		size = sizeof(a.listen);
-		pick_net_addr(&a.listen.addr);
+		switch (rnd() % 4) {
+		case 0:
+			cmd = KVREG_IOC_UNLISTEN;
+			size = sizeof(a.unlisten);
+			a.unlisten.endpoint = rnd() % 4 ? PICK(endpoints) :
+					      rnd();
+			break;
+		case 1:
+			cmd = KVREG_IOC_REKEY;
+			size = sizeof(a.rekey);
+			a.rekey.endpoint = rnd() % 4 ? PICK(endpoints) : rnd();
+			break;
+		default:
+			cmd = KVREG_IOC_LISTEN;
+			size = sizeof(a.listen);
+			pick_net_addr(&a.listen.addr);
+			break;
+		}
 		break;
 	case 11:
 		if (rnd() % 2) {
@@ -302,6 +320,11 @@ static void one_call(int fd)
 			a.export.endpoint = PICK(endpoints);
 			a.export.handle = PICK(handles);
 			a.export.desc_capacity = rnd() % 4 ? 4096 : rnd();
+		} else if (rnd() % 2) {
+			cmd = KVREG_IOC_UNEXPORT;
+			size = sizeof(a.unexport);
+			a.unexport.endpoint = PICK(endpoints);
+			a.unexport.handle = rnd() % 4 ? PICK(handles) : rnd();
 		} else {
 			cmd = KVREG_IOC_UNIMPORT;
 			size = sizeof(a.unimport);
