@@ -188,6 +188,7 @@ _REASONS = {
     39: "ConnectionRejected", 40: "ConnectionTimeout",
     41: "ConnectionLost", 42: "RemoteAccess", 43: "AddressInUse",
     44: "UnknownEndpoint", 45: "QueueFull", 46: "TooManyPieces",
+    47: "NotExported",
     1000: "ModuleNotLoaded", 1001: "AbiMismatch", 1002: "NotOpen",
     1003: "DeviceAccess", 1004: "NoMemory", 1005: "BadFileDescriptor",
 }

@@ -125,11 +125,35 @@ def remote_regions(kv):
                 e = expect(kvreg.OutOfRange, kv.transfer_remote,
                            kvreg.OP_WRITE, mmr, 0, r, len(pool) - 1, 2)
                 check(e.errno == errno.ERANGE, "out of range")
+                # Revoked: the peer's WRITE is refused, the pool unchanged.
+                exporter.unexport(ep, pmr)
+                e = expect(kvreg.NotExported, exporter.unexport, ep, pmr)
+                check(e.errno == errno.ENOENT, "unexport twice")
+                pool[:4096] = bytes(4096)
+                mine[:4096] = data[:4096]
+                e = expect(kvreg.RemoteAccess, kv.transfer_remote,
+                           kvreg.OP_WRITE, mmr, 0, r, 0, 4096)
+                check(e.errno == errno.EIO and bytes(pool[:4096]) ==
+                      bytes(4096), "a WRITE after unexport landed")
+            # A new secret: the descriptor shipped before is refused.
+            desc = exporter.export(ep, pmr)
+            exporter.rekey(ep)
+            e = expect(kvreg.BadSecret, kv.import_region, desc)
+            check(e.errno == errno.ECONNREFUSED, "rekeyed: %r" % e)
+            desc = exporter.export(ep, pmr)
+            with kv.import_region(desc) as r:
+                kv.transfer_remote(kvreg.OP_READ, mmr, 0, r, 0, 4096)
+            exporter.unlisten(ep)
+            e = expect(kvreg.UnknownEndpoint, exporter.unlisten, ep)
+            e = expect(kvreg.NoListener, kv.import_region, desc)
+            ep = exporter.listen("192.0.2.1")
+            desc = exporter.export(ep, pmr)
     # The exporter closed: nobody listens there any more.
     e = expect(kvreg.NoListener, kv.import_region, desc)
     check(e.errno == errno.ECONNREFUSED and e.peer == "192.0.2.1" and
           e.port == ep.port, "no listener: %s port %d" % (e.peer, e.port))
-    print("remote region: WRITE and READ through another file's endpoint")
+    print("remote region: WRITE and READ through another file's endpoint; "
+          "unexport, rekey and unlisten refuse the peer")
 
 
 def main():

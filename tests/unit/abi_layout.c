@@ -39,6 +39,9 @@ LAYOUT(kvreg_import, KVREG_IMPORT_SIZE_VER1)
 _Static_assert(offsetof(struct kvreg_import, device_mask) ==
 	       KVREG_IMPORT_SIZE_VER0, "IMPORT grew at its end");
 LAYOUT(kvreg_unimport, KVREG_UNIMPORT_SIZE_VER0)
+LAYOUT(kvreg_unexport, KVREG_UNEXPORT_SIZE_VER0)
+LAYOUT(kvreg_unlisten, KVREG_UNLISTEN_SIZE_VER0)
+LAYOUT(kvreg_rekey, KVREG_REKEY_SIZE_VER0)
 LAYOUT(kvreg_op, KVREG_OP_SIZE_VER0)
 LAYOUT(kvreg_submit, KVREG_SUBMIT_SIZE_VER0)
 LAYOUT(kvreg_completion, KVREG_COMPLETION_SIZE_VER0)

@@ -64,6 +64,10 @@ static void all_calls(struct kvreg *kv, bool expect_fail)
 	BOTH(kvreg_transfer_remote(kv, KVREG_OP_WRITE, mr, 0, rem, 0, 1,
 				   errp));
 	BOTH(kvreg_unimport(kv, rem, errp));
+	BOTH(kvreg_unexport(kv, ep, mr, errp));
+	BOTH(kvreg_unexport(kv, ep, NULL, errp));
+	BOTH(kvreg_rekey(kv, ep, errp));
+	BOTH(kvreg_unlisten(kv, ep, errp));
 	{
 		struct kvreg_completion comp[2];
 		struct kvreg_op op;
