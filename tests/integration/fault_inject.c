@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
  * Fail every allocation that open, REGISTER, TRANSFER, DEREGISTER,
- * LISTEN, EXPORT, a remote TRANSFER, SUBMIT, UNIMPORT and close (with a
- * connection up) make, one at a time (/proc/thread-self/fail-nth walks n upward
+ * LISTEN, EXPORT, UNEXPORT, REKEY, UNLISTEN, a remote TRANSFER, SUBMIT,
+ * UNIMPORT and close (with a connection up) make, one at a time (/proc/thread-self/fail-nth walks n upward
  * until the call no longer reaches the n-th allocation). Each failure must
  * come back as a clean error with a reason, and leave pinned pages (kvreg's
  * count and the kernel's), the process budget, the memlock charge and the
@@ -372,14 +372,19 @@ static int points_listen_export(struct kvreg *kv, uint8_t *buf,
 		};
 		fail_nth(n);
 		ret = xioctl(fd, KVREG_IOC_LISTEN, &l);
-		if (!ret) {
-			x.endpoint = l.endpoint;
-			ret = xioctl(fd, KVREG_IOC_EXPORT, &x);
-		}
 		left = fail_nth_left();
+		/*
+		 * The first EXPORT through an endpoint makes its PD and QP:
+		 * rxe's QP creation fails its own way (see points_revoke()),
+		 * so EXPORT is swept there, with the PD made.
+		 */
+		fail_nth(0);
 		if (ret)
 			CHECK(rec.reason != KVREG_REASON_NONE,
-			      "listen/export failed (%d) without a reason", ret);
+			      "listen failed (%d) without a reason", ret);
+		x.endpoint = l.endpoint;
+		if (!ret)
+			CHECK(!xioctl(fd, KVREG_IOC_EXPORT, &x), "export");
 		close(fd);
 		same_state(kv, &before, "listen, export", n);
 		no_more_res(qps, ids, "listen, export", n);
@@ -393,7 +398,10 @@ static int points_listen_export(struct kvreg *kv, uint8_t *buf,
 /*
  * Revoking and granting again: UNEXPORT, EXPORT anew (new keys), REKEY
  * and UNLISTEN in turn, each failure point of them: a failure says why,
- * and the close leaves nothing behind.
+ * and the close leaves nothing behind. The endpoint's PD and QP are made
+ * by the first EXPORT, before the sweep: rxe's own error path for a QP
+ * it failed to create (6.1) deletes a timer it never set up, which trips
+ * lockdep, as IMPORT's would (see points_remote_transfer()).
  */
 static int points_revoke(struct kvreg *kv, uint8_t *buf, uint64_t len)
 {
