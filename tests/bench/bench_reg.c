@@ -258,6 +258,61 @@ static void bench_case(struct kvreg *kv, struct peer *peer, uint64_t mask,
 		munmap(raw, raw_len);
 }
 
+/*
+ * What an EXPORT costs: the registration's pages registered again, as
+ * MRs of the endpoint's PD (its PD and QP made by an EXPORT before the
+ * timed ones), against the registration itself and ibv_reg_mr of the
+ * same buffer, in turns. UNEXPORT is the revocation.
+ */
+static void bench_export(struct kvreg *kv, struct peer *peer, uint32_t dev,
+			 enum backing b, uint64_t len, int reps)
+{
+	double ex[MAX_REPS], un[MAX_REPS], kr[MAX_REPS], vr[MAX_REPS];
+	static uint8_t desc[1 << 20];
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	void *raw = NULL, *buf;
+	uint64_t raw_len = 0, ep;
+	size_t size;
+	double t0;
+	int r;
+
+	buf = map_buffer(b, len, true, &raw, &raw_len);
+	if (!buf) {
+		printf("SKIP export %s %llu: no memory for the buffer\n",
+		       backing_names[b], (unsigned long long)len);
+		return;
+	}
+	CHECK_OK(kvreg_listen(kv, "192.0.2.1", 0, &ep, NULL, &err), &err);
+	for (r = 0; r < reps; r++) {
+		kr[r] = time_kvreg(kv, buf, len, 1ULL << dev).reg_ms;
+		vr[r] = time_verbs(peer, 1, buf, len).reg_ms;
+		CHECK_OK(kvreg_register(kv, buf, len, KVREG_ACCESS_ALL,
+					1ULL << dev, &mr, &err), &err);
+		if (!r) {
+			CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc),
+					      &size, &err), &err);
+			CHECK_OK(kvreg_unexport(kv, ep, mr, &err), &err);
+		}
+		t0 = kvb_now_ms();
+		CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &size,
+				      &err), &err);
+		ex[r] = kvb_now_ms() - t0;
+		t0 = kvb_now_ms();
+		CHECK_OK(kvreg_unexport(kv, ep, mr, &err), &err);
+		un[r] = kvb_now_ms() - t0;
+		CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	}
+	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
+	/* EXPORT backing len: export, unexport, register, ibv_reg_mr (ms). */
+	printf("EXPORT %s %llu %.4f %.4f %.4f %.4f\n", backing_names[b],
+	       (unsigned long long)len, kvb_median(ex, reps),
+	       kvb_median(un, reps), kvb_median(kr, reps),
+	       kvb_median(vr, reps));
+	fflush(stdout);
+	munmap(raw, raw_len);
+}
+
 /* Reserve hugetlb pages for one case, or give them back with 0. */
 static bool hugetlb_reserve(uint64_t len)
 {
@@ -412,6 +467,16 @@ int main(int argc, char **argv)
 		for (d = 0; d < nsets[1]; d++)
 			mask |= 1ULL << devs[d].index;
 		bench_pool(kv, &peer, mask, nsets[1], pool_len);
+	}
+	for (b = 0; b < NR_BACKINGS; b++) {
+		uint64_t len = max_len < (1ULL << 30) ? max_len : 1ULL << 30;
+
+		if (b == BACK_THP || (b == BACK_HUGETLB && !hugetlb_ready(len)))
+			continue;
+		bench_export(kv, &peer, devs[0].index, b, len,
+			     reps > 3 ? 3 : reps);
+		if (b == BACK_HUGETLB)
+			hugetlb_reserve(0);
 	}
 	bench_scale(kv, 1ULL << devs[0].index);
 	kvreg_close(kv);
