@@ -361,10 +361,11 @@ struct kvreg_net_entry {
 struct kvreg_peer;
 
 /*
- * One RDMA CM connection (conn.c), serving one open file: its QP lives
- * in that file's PD on the device the CM routed it through. Active (this
- * file imported a region of the peer, and posts) or passive (accepted on
- * this file's endpoint; the peer posts, this side only responds).
+ * One RDMA CM connection (conn.c), serving one open file, on the device
+ * the CM routed it through. Active (this file imported a region of the
+ * peer, and posts): its QP lives in the file's PD and takes no RDMA.
+ * Passive (accepted on one of this file's endpoints; the peer posts, this
+ * side only responds): its QP lives in the endpoint's PD.
  *
  * Lifetime: a reference for the file's list (passive) or for each remote
  * region (active), one for a queued @close_work. The last put tears the
