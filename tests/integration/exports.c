@@ -7,6 +7,9 @@
  *    the rkey and iova of Y (same file, REMOTE_READ and REMOTE_WRITE,
  *    never exported) or of Z (another file of the same process): WRITE
  *    and READ are refused with REMOTE_ACCESS, Y and Z unchanged;
+ *  - a descriptor of Y exported through a second endpoint of the same
+ *    file, rewritten to X's keys (exported through the first only):
+ *    refused, X unchanged;
  *  - 256 guesses at the rkeys next to X's, aimed at Y and Z: all refused;
  *  - a plain librdmacm listener that a kvreg importer connects to WRITEs
  *    and READs the importer's registration with its real keys: refused
@@ -42,6 +45,8 @@ struct key {
 struct ctl {
 	size_t desc_size;
 	uint8_t desc[DESC_MAX];
+	size_t desc2_size;		/* Y, through a second endpoint */
+	uint8_t desc2[DESC_MAX];
 	struct key y, z;		/* the exporter's, never exported */
 	struct key victim;		/* the importer's own registration */
 	uint16_t evil_port;
@@ -170,7 +175,7 @@ static void exporter(uint8_t *pool, uint8_t *ybuf, uint8_t *zbuf,
 	struct kvreg *kv = kvt_open(), *kv2 = kvt_open();
 	struct kvreg_mr *x, *y, *z;
 	struct kvreg_error err;
-	uint64_t ep;
+	uint64_t ep, ep2;
 
 	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
 				&x, &err), &err);
@@ -182,6 +187,9 @@ static void exporter(uint8_t *pool, uint8_t *ybuf, uint8_t *zbuf,
 	ctl->z = key_of(z, dev);
 	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
 	export_x(kv, ep, x);
+	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep2, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep2, y, ctl->desc2, sizeof(ctl->desc2),
+			      &ctl->desc2_size, &err), &err);
 	send_byte(me.ack, 'r');
 	for (;;) {
 		char c = recv_byte(me.cmd);
@@ -367,6 +375,27 @@ static void refused(struct kvreg *kv, const uint8_t *desc, size_t n,
 					  &err), &err, EIO,
 		    KVREG_REASON_REMOTE_ACCESS);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+}
+
+/* Y's endpoint, with X's keys: an export is reachable through its own. */
+static void check_other_endpoint(struct kvreg *kv, struct kvreg_mr *local,
+				 const uint8_t *pool)
+{
+	static uint8_t forged[DESC_MAX];
+	size_t n = ctl->desc2_size;
+	struct kvreg_desc_chunk *c;
+	int op;
+
+	memcpy(forged, ctl->desc2, n);
+	c = desc_chunks(forged);
+	c[0].iova = desc_chunks(ctl->desc)[0].iova;
+	c[0].rkey = desc_chunks(ctl->desc)[0].rkey;
+	reseal(forged, n);
+	kvt_fill((void *)pool, SZ_4K, 0x58);
+	for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++)
+		refused(kv, forged, n, op, local);
+	CHECK(kvt_mismatch(pool, 0, SZ_4K, 0x58, 0) < 0, "X changed");
+	printf("X's keys through the endpoint Y was exported on: refused\n");
 }
 
 static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
@@ -642,6 +671,7 @@ int main(void)
 				1ULL << dev, &local, &err), &err);
 	exp = spawn(exporter, pool, ybuf, zbuf, dev);
 	check_forged(kv, local, mine, ybuf, zbuf);
+	check_other_endpoint(kv, local, pool);
 	check_importer(kv, dev);
 	check_revocations(kv, &exp, local, mine, pool);
 	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
