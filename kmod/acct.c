@@ -173,42 +173,57 @@ void kvreg_acct_uncharge_pages(struct kvreg_mm *km, unsigned long nr_pages)
 }
 
 /* Check the process's and each device's MR budget, and charge them all. */
+/* Under kvreg_acct_lock: whether @km may hold @nr more MRs; why not. */
+static int kvreg_mm_mrs_fit(struct kvreg_mm *km, u64 nr,
+			    struct kvreg_error *err)
+{
+	u64 max = kvreg_mm_max_mrs(km);
+
+	lockdep_assert_held(&kvreg_acct_lock);
+	if (km->nr_mrs + nr <= max)
+		return 0;
+	kvreg_set_error(err, KVREG_REASON_PROC_MR_BUDGET,
+			KVREG_NO_DEVICE_INDEX);
+	err->limit = max;
+	err->usage = km->nr_mrs;
+	err->request = nr;
+	return -EDQUOT;
+}
+
+/* Under kvreg_acct_lock: whether @kdev's reserve leaves @nr more MRs. */
+static int kvreg_dev_mrs_fit(struct kvreg_dev *kdev, u64 nr,
+			     struct kvreg_error *err)
+{
+	u64 used = atomic64_read(&kdev->nr_mrs);
+	u64 max = kvreg_device_mr_limit(kdev);
+
+	lockdep_assert_held(&kvreg_acct_lock);
+	if (used + nr <= max)
+		return 0;
+	kvreg_set_error(err, KVREG_REASON_DEVICE_MR_RESERVE, kdev->index);
+	err->limit = max;
+	err->usage = used;
+	err->request = nr;
+	return -ENOSPC;
+}
+
 int kvreg_acct_charge_mrs(struct kvreg_reg *reg, struct kvreg_error *err)
 {
 	struct kvreg_mm *km = reg->km;
-	u64 total = 0, max;
-	int ret = 0;
+	u64 total = 0;
+	int ret;
 	u32 i;
 
 	for (i = 0; i < reg->nr_devs; i++)
 		total += reg->devs[i].planned_mrs;
 
 	mutex_lock(&kvreg_acct_lock);
-	max = kvreg_mm_max_mrs(km);
-	if (km->nr_mrs + total > max) {
-		kvreg_set_error(err, KVREG_REASON_PROC_MR_BUDGET,
-				KVREG_NO_DEVICE_INDEX);
-		err->limit = max;
-		err->usage = km->nr_mrs;
-		err->request = total;
-		ret = -EDQUOT;
+	ret = kvreg_mm_mrs_fit(km, total, err);
+	for (i = 0; i < reg->nr_devs && !ret; i++)
+		ret = kvreg_dev_mrs_fit(reg->devs[i].dev,
+					reg->devs[i].planned_mrs, err);
+	if (ret)
 		goto out;
-	}
-	for (i = 0; i < reg->nr_devs; i++) {
-		struct kvreg_reg_dev *rd = &reg->devs[i];
-		u64 used = atomic64_read(&rd->dev->nr_mrs);
-
-		max = kvreg_device_mr_limit(rd->dev);
-		if (used + rd->planned_mrs > max) {
-			kvreg_set_error(err, KVREG_REASON_DEVICE_MR_RESERVE,
-					rd->dev->index);
-			err->limit = max;
-			err->usage = used;
-			err->request = rd->planned_mrs;
-			ret = -ENOSPC;
-			goto out;
-		}
-	}
 	km->nr_mrs += total;
 	atomic64_add(total, &kvreg_nr_mrs);
 	for (i = 0; i < reg->nr_devs; i++) {
@@ -229,27 +244,11 @@ out:
 int kvreg_acct_charge_dev_mrs(struct kvreg_mm *km, struct kvreg_dev *kdev,
 			      u32 nr, struct kvreg_error *err)
 {
-	u64 max, used;
-	int ret = 0;
+	int ret;
 
 	mutex_lock(&kvreg_acct_lock);
-	max = kvreg_mm_max_mrs(km);
-	used = atomic64_read(&kdev->nr_mrs);
-	if (km->nr_mrs + nr > max) {
-		kvreg_set_error(err, KVREG_REASON_PROC_MR_BUDGET,
-				KVREG_NO_DEVICE_INDEX);
-		err->limit = max;
-		err->usage = km->nr_mrs;
-		err->request = nr;
-		ret = -EDQUOT;
-	} else if (used + nr > kvreg_device_mr_limit(kdev)) {
-		kvreg_set_error(err, KVREG_REASON_DEVICE_MR_RESERVE,
-				kdev->index);
-		err->limit = kvreg_device_mr_limit(kdev);
-		err->usage = used;
-		err->request = nr;
-		ret = -ENOSPC;
-	} else {
+	ret = kvreg_mm_mrs_fit(km, nr, err) ?: kvreg_dev_mrs_fit(kdev, nr, err);
+	if (!ret) {
 		km->nr_mrs += nr;
 		atomic64_add(nr, &kvreg_nr_mrs);
 		atomic64_add(nr, &kdev->nr_mrs);

@@ -21,13 +21,13 @@
  *    works: loopback needs local rights only.
  */
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <signal.h>
-#include <sys/wait.h>
 
+#include "kvchild.h"
+#include "kvdesc.h"
 #include "kvtransfer.h"
 
 #define LEN		(2 * SZ_2M + 3 * SZ_4K)	/* X: several MRs */
@@ -54,97 +54,13 @@ struct ctl {
 	int evil_leaked;		/* its READ brought the victim's bytes */
 };
 
-struct child {
-	pid_t pid;
-	int cmd;
-	int ack;
-};
-
 static struct ctl *ctl;
-static struct child me;
 
-static void send_byte(int fd, char c)
-{
-	CHECK(write(fd, &c, 1) == 1, "pipe write: %s", strerror(errno));
-}
-
-static char recv_byte(int fd)
-{
-	char c = 0;
-
-	CHECK(read(fd, &c, 1) == 1, "pipe read: %s", strerror(errno));
-	return c;
-}
-
-static char ask(struct child *c, char cmd)
-{
-	send_byte(c->cmd, cmd);
-	return recv_byte(c->ack);
-}
-
-static uint32_t fnv1a(const uint8_t *p, size_t n)
-{
-	uint32_t h = 0x811c9dc5;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x01000193;
-	}
-	return h;
-}
-
-static void reseal(uint8_t *desc, size_t size)
-{
-	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
-
-	h->checksum = 0;
-	h->checksum = fnv1a(desc, size);
-}
-
-static struct kvreg_desc_chunk *desc_chunks(uint8_t *desc)
-{
-	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
-
-	return (struct kvreg_desc_chunk *)(desc + h->head_size +
-					   h->nr_paths *
-					   sizeof(struct kvreg_desc_path));
-}
-
-static struct child spawn(void (*fn)(uint8_t *, uint8_t *, uint8_t *,
-				     uint32_t),
-			  uint8_t *a, uint8_t *b, uint8_t *c, uint32_t dev)
-{
-	int cmd[2], ack[2];
-	struct child ch;
-
-	CHECK(!pipe2(cmd, O_CLOEXEC) && !pipe2(ack, O_CLOEXEC), "pipe");
-	ch.pid = fork();
-	CHECK(ch.pid >= 0, "fork");
-	if (!ch.pid) {
-		close(cmd[1]);
-		close(ack[0]);
-		me.cmd = cmd[0];
-		me.ack = ack[1];
-		fn(a, b, c, dev);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	ch.cmd = cmd[1];
-	ch.ack = ack[0];
-	CHECK(recv_byte(ch.ack) == 'r', "child did not start");
-	return ch;
-}
-
-static void reap(struct child *c)
-{
-	int status;
-
-	CHECK(waitpid(c->pid, &status, 0) == c->pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == T_PASS, "child %d failed", (int)c->pid);
-	close(c->cmd);
-	close(c->ack);
-}
+/* The exporter's memory, which the parent maps too, and its device. */
+struct exporter_arg {
+	uint8_t *pool, *ybuf, *zbuf;
+	uint32_t dev;
+};
 
 static struct key key_of(const struct kvreg_mr *mr, uint32_t dev)
 {
@@ -169,9 +85,11 @@ static void export_x(struct kvreg *kv, uint64_t ep, struct kvreg_mr *x)
  * The exporter: X (exported), Y (same file) and Z (a second file), each
  * with every access; it revokes on command.
  */
-static void exporter(uint8_t *pool, uint8_t *ybuf, uint8_t *zbuf,
-		     uint32_t dev)
+static void exporter(void *arg)
 {
+	const struct exporter_arg *a = arg;
+	uint8_t *pool = a->pool, *ybuf = a->ybuf, *zbuf = a->zbuf;
+	uint32_t dev = a->dev;
 	struct kvreg *kv = kvt_open(), *kv2 = kvt_open();
 	struct kvreg_mr *x, *y, *z;
 	struct kvreg_error err;
@@ -190,9 +108,9 @@ static void exporter(uint8_t *pool, uint8_t *ybuf, uint8_t *zbuf,
 	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep2, NULL, &err), &err);
 	CHECK_OK(kvreg_export(kv, ep2, y, ctl->desc2, sizeof(ctl->desc2),
 			      &ctl->desc2_size, &err), &err);
-	send_byte(me.ack, 'r');
+	kvt_send_byte(kvt_me.ack, 'r');
 	for (;;) {
-		char c = recv_byte(me.cmd);
+		char c = kvt_recv_byte(kvt_me.cmd);
 
 		switch (c) {
 		case 'u':
@@ -238,7 +156,7 @@ static void exporter(uint8_t *pool, uint8_t *ybuf, uint8_t *zbuf,
 		default:
 			CHECK(0, "command %c", c);
 		}
-		send_byte(me.ack, c);
+		kvt_send_byte(kvt_me.ack, c);
 	}
 }
 
@@ -264,8 +182,7 @@ static void evil_expect(struct rdma_event_channel *ch,
  * with its real keys, a WRITE on the first connection and a READ on the
  * second, and reports what its work completion said.
  */
-static void evil_peer(uint8_t *unused_a, uint8_t *unused_b,
-		      uint8_t *unused_c, uint32_t dev)
+static void evil_peer(void *unused)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -273,10 +190,7 @@ static void evil_peer(uint8_t *unused_a, uint8_t *unused_b,
 	static uint8_t buf[VLEN];
 	int round;
 
-	(void)unused_a;
-	(void)unused_b;
-	(void)unused_c;
-	(void)dev;
+	(void)unused;
 	CHECK(ch, "event channel: %s", strerror(errno));
 	CHECK(!rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP), "id");
 	CHECK(inet_pton(AF_INET, ADDR, &sin.sin_addr) == 1, "address");
@@ -284,7 +198,7 @@ static void evil_peer(uint8_t *unused_a, uint8_t *unused_b,
 	      "bind: %s", strerror(errno));
 	CHECK(!rdma_listen(listen_id, 4), "listen: %s", strerror(errno));
 	ctl->evil_port = ntohs(rdma_get_src_port(listen_id));
-	send_byte(me.ack, 'r');
+	kvt_send_byte(kvt_me.ack, 'r');
 	for (round = 0; round < 2; round++) {
 		struct kvreg_cm_req acc = {
 			.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
@@ -349,7 +263,7 @@ static void evil_peer(uint8_t *unused_a, uint8_t *unused_b,
 		 * The importer lets go (UNIMPORT): disconnecting from here
 		 * would have its rail connect again, to this listener.
 		 */
-		send_byte(me.ack, 'a');
+		kvt_send_byte(kvt_me.ack, 'a');
 		evil_expect(ch, RDMA_CM_EVENT_DISCONNECTED, NULL);
 		rdma_destroy_qp(id);
 		ibv_dereg_mr(mr);
@@ -358,7 +272,7 @@ static void evil_peer(uint8_t *unused_a, uint8_t *unused_b,
 		rdma_destroy_id(id);
 	}
 	/* The importer's DISCONNECTED and the like: not waited for. */
-	recv_byte(me.cmd);
+	kvt_recv_byte(kvt_me.cmd);
 	rdma_destroy_id(listen_id);
 	exit(T_PASS);
 }
@@ -387,10 +301,10 @@ static void check_other_endpoint(struct kvreg *kv, struct kvreg_mr *local,
 	int op;
 
 	memcpy(forged, ctl->desc2, n);
-	c = desc_chunks(forged);
-	c[0].iova = desc_chunks(ctl->desc)[0].iova;
-	c[0].rkey = desc_chunks(ctl->desc)[0].rkey;
-	reseal(forged, n);
+	c = kvt_desc_chunks(forged);
+	c[0].iova = kvt_desc_chunks(ctl->desc)[0].iova;
+	c[0].rkey = kvt_desc_chunks(ctl->desc)[0].rkey;
+	kvt_reseal(forged, n);
 	kvt_fill((void *)pool, SZ_4K, 0x58);
 	for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++)
 		refused(kv, forged, n, op, local);
@@ -410,14 +324,14 @@ static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
 	int v, op, i;
 
 	memcpy(forged, ctl->desc, n);
-	c = desc_chunks(forged);
+	c = kvt_desc_chunks(forged);
 	xrkey = c[0].rkey;
 	kvt_fill(mine, SZ_4K, 0x11);
 	for (v = 0; v < 2; v++) {
 		for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++) {
 			c[0].iova = victims[v]->iova;
 			c[0].rkey = victims[v]->rkey;
-			reseal(forged, n);
+			kvt_reseal(forged, n);
 			refused(kv, forged, n, op, local);
 		}
 	}
@@ -428,7 +342,7 @@ static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
 
 		c[0].rkey = i % 2 ? xrkey - d : xrkey + d;
 		c[0].iova = victims[(i / 2) % 2]->iova;
-		reseal(forged, n);
+		kvt_reseal(forged, n);
 		refused(kv, forged, n, i % 3 ? KVREG_OP_WRITE : KVREG_OP_READ,
 			local);
 	}
@@ -464,7 +378,7 @@ static size_t evil_desc(uint8_t *desc)
 	c->iova = SZ_4K;
 	c->length = SZ_4K;
 	c->rkey = 1;
-	reseal(desc, n);
+	kvt_reseal(desc, n);
 	return n;
 }
 
@@ -475,7 +389,7 @@ static void check_importer(struct kvreg *kv, uint32_t dev)
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	struct kvreg_mr *mr;
-	struct child evil;
+	struct kvt_child evil;
 	size_t n;
 	int round;
 
@@ -485,15 +399,15 @@ static void check_importer(struct kvreg *kv, uint32_t dev)
 	CHECK_OK(kvreg_register(kv, victim, VLEN, KVREG_ACCESS_ALL,
 				1ULL << dev, &mr, &err), &err);
 	ctl->victim = key_of(mr, dev);
-	evil = spawn(evil_peer, NULL, NULL, NULL, dev);
+	evil = kvt_spawn(evil_peer, NULL, 'r');
 	n = evil_desc(desc);
 	for (round = 0; round < 2; round++) {
 		CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
-		CHECK(recv_byte(evil.ack) == 'a', "hostile peer");
+		CHECK(kvt_recv_byte(evil.ack) == 'a', "hostile peer");
 		CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	}
-	send_byte(evil.cmd, 'q');
-	reap(&evil);
+	kvt_send_byte(evil.cmd, 'q');
+	kvt_reap(&evil);
 	CHECK(ctl->evil_status[0] != IBV_WC_SUCCESS,
 	      "the importer's QP took an RDMA WRITE");
 	CHECK(ctl->evil_status[1] != IBV_WC_SUCCESS && !ctl->evil_leaked,
@@ -542,7 +456,7 @@ static void check_cut(struct kvreg *kv, struct kvreg_remote *r,
 	       what);
 }
 
-static void check_revocations(struct kvreg *kv, struct child *exp,
+static void check_revocations(struct kvreg *kv, struct kvt_child *exp,
 			      struct kvreg_mr *local, uint8_t *mine,
 			      uint8_t *pool)
 {
@@ -555,11 +469,11 @@ static void check_revocations(struct kvreg *kv, struct child *exp,
 	memcpy(old, ctl->desc, old_size);
 	r = import_ok(kv, local, mine, pool);
 	kvt_fill(pool, LEN, 0x44);
-	CHECK(ask(exp, 'u') == 'u', "unexport");
+	CHECK(kvt_ask(exp, 'u') == 'u', "unexport");
 	check_cut(kv, r, local, mine, pool, EIO, KVREG_REASON_REMOTE_ACCESS,
 		  "UNEXPORT");
 	/* Exported again: new keys; the old descriptor's stay dead. */
-	CHECK(ask(exp, 'e') == 'e', "export");
+	CHECK(kvt_ask(exp, 'e') == 'e', "export");
 	r = import_ok(kv, local, mine, pool);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	kvt_fill(pool, LEN, 0x44);
@@ -572,19 +486,19 @@ static void check_revocations(struct kvreg *kv, struct child *exp,
 	old_size = ctl->desc_size;
 	r = import_ok(kv, local, mine, pool);
 	kvt_fill(pool, LEN, 0x44);
-	CHECK(ask(exp, 'k') == 'k', "rekey");
+	CHECK(kvt_ask(exp, 'k') == 'k', "rekey");
 	check_cut(kv, r, local, mine, pool, ENOTCONN,
 		  KVREG_REASON_CONN_LOST, "REKEY");
 	CHECK_FAILS(kvreg_import(kv, old, old_size, 0, &r, &err), &err,
 		    ECONNREFUSED, KVREG_REASON_CONN_BAD_SECRET);
-	CHECK(ask(exp, 'e') == 'e', "export");
+	CHECK(kvt_ask(exp, 'e') == 'e', "export");
 	r = import_ok(kv, local, mine, pool);
 
 	/* UNLISTEN: the connection is cut, nothing listens there. */
 	memcpy(old, ctl->desc, ctl->desc_size);
 	old_size = ctl->desc_size;
 	kvt_fill(pool, LEN, 0x44);
-	CHECK(ask(exp, 'l') == 'l', "unlisten");
+	CHECK(kvt_ask(exp, 'l') == 'l', "unlisten");
 	check_cut(kv, r, local, mine, pool, ENOTCONN,
 		  KVREG_REASON_CONN_LOST, "UNLISTEN");
 	CHECK_FAILS(kvreg_import(kv, old, old_size, 0, &r, &err), &err,
@@ -593,16 +507,16 @@ static void check_revocations(struct kvreg *kv, struct child *exp,
 	/* DEREGISTER (the exporter listens anew since 'l'). */
 	r = import_ok(kv, local, mine, pool);
 	kvt_fill(pool, LEN, 0x44);
-	CHECK(ask(exp, 'd') == 'd', "deregister");
+	CHECK(kvt_ask(exp, 'd') == 'd', "deregister");
 	check_cut(kv, r, local, mine, pool, EIO, KVREG_REASON_REMOTE_ACCESS,
 		  "DEREGISTER");
 
 	/* The exporter's close, its process gone. */
-	CHECK(ask(exp, 'R') == 'R', "register again");
+	CHECK(kvt_ask(exp, 'R') == 'R', "register again");
 	r = import_ok(kv, local, mine, pool);
 	kvt_fill(pool, LEN, 0x44);
-	send_byte(exp->cmd, 'q');
-	reap(exp);
+	kvt_send_byte(exp->cmd, 'q');
+	kvt_reap(exp);
 	check_cut(kv, r, local, mine, pool, ENOTCONN, KVREG_REASON_CONN_LOST,
 		  "the exporter's close");
 }
@@ -643,7 +557,7 @@ int main(void)
 	struct kvreg_mr *local;
 	struct kvt_snap before;
 	struct kvreg_error err;
-	struct child exp;
+	struct kvt_child exp;
 	uint32_t dev;
 
 	if (!kvt_devices(kv, devs))
@@ -669,7 +583,8 @@ int main(void)
 	check_loopback(kv, dev);
 	CHECK_OK(kvreg_register(kv, mine, SZ_2M, KVREG_ACCESS_LOCAL_WRITE,
 				1ULL << dev, &local, &err), &err);
-	exp = spawn(exporter, pool, ybuf, zbuf, dev);
+	exp = kvt_spawn(exporter, &(struct exporter_arg){ pool, ybuf, zbuf,
+							  dev }, 'r');
 	check_forged(kv, local, mine, ybuf, zbuf);
 	check_other_endpoint(kv, local, pool);
 	check_importer(kv, dev);

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "kvchild.h"
+#include "kvdesc.h"
 #include "kvtransfer.h"
 
 #define LEN		(4 * SZ_2M)
@@ -34,67 +36,19 @@ struct ctl {
 	uint32_t third_rkey;
 };
 
-/* A child process and its two pipes: commands to it, answers from it. */
-struct child {
-	pid_t pid;
-	int cmd;	/* parent writes; the child reads me.cmd */
-	int ack;	/* parent reads; the child writes me.ack */
+static struct ctl *ctl;
+
+/* What a child works on: memory the parent maps too, and a device. */
+struct child_arg {
+	uint8_t *mem;
+	uint32_t dev;
 };
 
-static struct ctl *ctl;
-static struct child me;		/* in a child: its own ends */
-
-static void send_byte(int fd, char c)
-{
-	CHECK(write(fd, &c, 1) == 1, "pipe write: %s", strerror(errno));
-}
-
-static char recv_byte(int fd)
-{
-	char c = 0;
-
-	CHECK(read(fd, &c, 1) == 1, "pipe read: %s", strerror(errno));
-	return c;
-}
-
-static uint32_t fnv1a(const uint8_t *p, size_t n)
-{
-	uint32_t h = 0x811c9dc5;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x01000193;
-	}
-	return h;
-}
-
-/* As the UAPI header documents it, so a forged one passes the check. */
-static void reseal(uint8_t *desc, size_t size)
-{
-	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
-
-	h->checksum = 0;
-	h->checksum = fnv1a(desc, size);
-}
-
-static struct kvreg_desc_path *desc_path(uint8_t *desc)
-{
-	return (struct kvreg_desc_path *)(desc + sizeof(struct kvreg_desc_head));
-}
-
-static struct kvreg_desc_chunk *desc_chunks(uint8_t *desc)
-{
-	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
-
-	return (struct kvreg_desc_chunk *)(desc + h->head_size +
-					   h->nr_paths *
-					   sizeof(struct kvreg_desc_path));
-}
-
 /* The exporter: registers @pool, listens, exports, obeys commands. */
-static void exporter(uint8_t *pool, uint32_t dev)
+static void exporter(void *arg)
 {
+	uint8_t *pool = ((struct child_arg *)arg)->mem;
+	uint32_t dev = ((struct child_arg *)arg)->dev;
 	struct kvreg *kv = kvt_open();
 	struct kvreg_error err;
 	struct kvreg_mr *mr;
@@ -107,13 +61,13 @@ static void exporter(uint8_t *pool, uint32_t dev)
 	CHECK(port, "no port bound");
 	CHECK_OK(kvreg_export(kv, ep, mr, ctl->desc, sizeof(ctl->desc),
 			      &ctl->desc_size, &err), &err);
-	send_byte(me.ack, 'e');
+	kvt_send_byte(kvt_me.ack, 'e');
 	for (;;) {
 		/* EOF (the parent died) fails the read: the child exits. */
-		switch (recv_byte(me.cmd)) {
+		switch (kvt_recv_byte(kvt_me.cmd)) {
 		case 'd':
 			CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
-			send_byte(me.ack, 'd');
+			kvt_send_byte(kvt_me.ack, 'd');
 			break;
 		case 'q':
 			kvreg_close(kv);
@@ -123,8 +77,10 @@ static void exporter(uint8_t *pool, uint32_t dev)
 }
 
 /* A third process: a registration nobody exported, and its key. */
-static void third(uint8_t *mem, uint32_t dev)
+static void third(void *arg)
 {
+	uint8_t *mem = ((struct child_arg *)arg)->mem;
+	uint32_t dev = ((struct child_arg *)arg)->dev;
 	struct kvreg *kv = kvt_open();
 	const struct kvreg_key *k;
 	struct kvreg_error err;
@@ -136,44 +92,10 @@ static void third(uint8_t *mem, uint32_t dev)
 	CHECK(k, "no key");
 	ctl->third_iova = k->iova;
 	ctl->third_rkey = k->rkey;
-	send_byte(me.ack, 't');
-	recv_byte(me.cmd);
+	kvt_send_byte(kvt_me.ack, 't');
+	kvt_recv_byte(kvt_me.cmd);
 	kvreg_close(kv);
 	exit(T_PASS);
-}
-
-static struct child spawn(void (*fn)(uint8_t *, uint32_t), uint8_t *mem,
-			  uint32_t dev, char want)
-{
-	int cmd[2], ack[2];
-	struct child c;
-
-	CHECK(!pipe2(cmd, O_CLOEXEC) && !pipe2(ack, O_CLOEXEC), "pipe");
-	c.pid = fork();
-	CHECK(c.pid >= 0, "fork");
-	if (!c.pid) {
-		close(cmd[1]);
-		close(ack[0]);
-		me.cmd = cmd[0];
-		me.ack = ack[1];
-		fn(mem, dev);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	c.cmd = cmd[1];
-	c.ack = ack[0];
-	CHECK(recv_byte(c.ack) == want, "child did not start");
-	return c;
-}
-
-static void reap(struct child *c)
-{
-	int status;
-
-	CHECK(waitpid(c->pid, &status, 0) == c->pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == T_PASS, "child %d failed", (int)c->pid);
-	close(c->cmd);
-	close(c->ack);
 }
 
 /* Lines of 'rdma res show KIND': kvreg's QPs and cm_ids among them. */
@@ -268,7 +190,7 @@ static void check_bad_descriptors(struct kvreg *kv)
 		    KVREG_REASON_DESC_BAD_MAGIC);
 	memcpy(bad, ctl->desc, n);
 	h->version = 2;
-	reseal(bad, n);
+	kvt_reseal(bad, n);
 	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EPROTO,
 		    KVREG_REASON_DESC_VERSION);
 	CHECK(err.usage == 2, "version reported %llu",
@@ -279,13 +201,13 @@ static void check_bad_descriptors(struct kvreg *kv)
 		    KVREG_REASON_DESC_CORRUPT);
 	/* Sealed, but its chunks do not add up to its length. */
 	memcpy(bad, ctl->desc, n);
-	desc_chunks(bad)[0].length += SZ_4K;
-	reseal(bad, n);
+	kvt_desc_chunks(bad)[0].length += SZ_4K;
+	kvt_reseal(bad, n);
 	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EINVAL,
 		    KVREG_REASON_DESC_CORRUPT);
 	memcpy(bad, ctl->desc, n);
-	desc_path(bad)->nr_chunks = 0xffffff;
-	reseal(bad, n);
+	kvt_desc_path(bad)->nr_chunks = 0xffffff;
+	kvt_reseal(bad, n);
 	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, EINVAL,
 		    KVREG_REASON_DESC_CORRUPT);
 }
@@ -302,29 +224,29 @@ static void check_refusals(struct kvreg *kv)
 
 	/* No route at all: nothing is sent. */
 	memcpy(bad, ctl->desc, n);
-	CHECK(inet_pton(AF_INET, NO_ROUTE, desc_path(bad)->addr) == 1, "pton");
-	reseal(bad, n);
+	CHECK(inet_pton(AF_INET, NO_ROUTE, kvt_desc_path(bad)->addr) == 1, "pton");
+	kvt_reseal(bad, n);
 	CHECK_FAILS(kvreg_import(kv, bad, n, 1000, &r, &err), &err,
 		    EHOSTUNREACH, KVREG_REASON_ADDRESS_UNRESOLVED);
 
 	memcpy(bad, ctl->desc, n);
 	h->secret[3] ^= 0x10;
-	reseal(bad, n);
+	kvt_reseal(bad, n);
 	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, ECONNREFUSED,
 		    KVREG_REASON_CONN_BAD_SECRET);
-	CHECK(err.addr_family == AF_INET && err.port == desc_path(bad)->port,
+	CHECK(err.addr_family == AF_INET && err.port == kvt_desc_path(bad)->port,
 	      "the record names the peer: family %u port %u", err.addr_family,
 	      err.port);
 
 	memcpy(bad, ctl->desc, n);
-	desc_path(bad)->port ^= 0x0101;
-	reseal(bad, n);
+	kvt_desc_path(bad)->port ^= 0x0101;
+	kvt_reseal(bad, n);
 	CHECK_FAILS(kvreg_import(kv, bad, n, 0, &r, &err), &err, ECONNREFUSED,
 		    KVREG_REASON_CONN_NO_LISTENER);
 
 	memcpy(bad, ctl->desc, n);
-	CHECK(inet_pton(AF_INET, NO_ONE, desc_path(bad)->addr) == 1, "pton");
-	reseal(bad, n);
+	CHECK(inet_pton(AF_INET, NO_ONE, kvt_desc_path(bad)->addr) == 1, "pton");
+	kvt_reseal(bad, n);
 	/* The dummy link resolves every neighbour (NOARP): no one answers. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_FAILS(kvreg_import(kv, bad, n, 1000, &r, &err), &err,
@@ -340,8 +262,8 @@ static void check_refusals(struct kvreg *kv)
 static void check_edges(struct kvreg *kv, struct kvreg_mr *local,
 			uint8_t *mine, struct kvreg_remote *r, uint8_t *pool)
 {
-	struct kvreg_desc_chunk *c = desc_chunks(ctl->desc);
-	uint32_t i, nr = desc_path(ctl->desc)->nr_chunks;
+	struct kvreg_desc_chunk *c = kvt_desc_chunks(ctl->desc);
+	uint32_t i, nr = kvt_desc_path(ctl->desc)->nr_chunks;
 	struct kvreg_error err;
 	uint64_t start = 0, offs[64];
 	unsigned int n = 0;
@@ -419,17 +341,17 @@ static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
 	struct kvreg_desc_chunk *c;
 	struct kvreg_remote *r;
 	struct kvreg_error err;
-	struct child other;
+	struct kvt_child other;
 	int op;
 
 	CHECK(victim != MAP_FAILED, "mmap");
 	kvt_fill(victim, SZ_4K, 0x5C);
-	other = spawn(third, victim, dev, 't');
+	other = kvt_spawn(third, &(struct child_arg){ victim, dev }, 't');
 	memcpy(forged, ctl->desc, n);
-	c = desc_chunks(forged);
+	c = kvt_desc_chunks(forged);
 	c[0].iova = ctl->third_iova;
 	c[0].rkey = ctl->third_rkey;
-	reseal(forged, n);
+	kvt_reseal(forged, n);
 	for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++) {
 		kvt_fill(mine, SZ_4K, 0x11);
 		/* A fresh connection each time: a refusal ends one. */
@@ -443,8 +365,8 @@ static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
 	      "READ brought bytes of the third process");
 	CHECK(kvt_mismatch(victim, 0, SZ_4K, 0x5C, 0) < 0,
 	      "the third process's bytes changed");
-	send_byte(other.cmd, 'q');
-	reap(&other);
+	kvt_send_byte(other.cmd, 'q');
+	kvt_reap(&other);
 	munmap(victim, SZ_4K);
 	printf("a third process's rkey through the exporter's connection: "
 	       "refused both ways, its bytes unchanged\n");
@@ -501,7 +423,7 @@ int main(int argc, char **argv)
 	struct kvreg_error err;
 	struct timespec t0, t1;
 	uint8_t *pool, *mine;
-	struct child exp;
+	struct kvt_child exp;
 	uint32_t dev;
 
 	if (!kvt_devices(kv, devs))
@@ -518,9 +440,9 @@ int main(int argc, char **argv)
 	before = kvt_snap(kv);
 
 	check_listen_errors(kv, dev);
-	exp = spawn(exporter, pool, dev, 'e');
+	exp = kvt_spawn(exporter, &(struct child_arg){ pool, dev }, 'e');
 	printf("descriptor: %zu bytes, %u chunks\n", ctl->desc_size,
-	       desc_path(ctl->desc)->nr_chunks);
+	       kvt_desc_path(ctl->desc)->nr_chunks);
 	check_bad_descriptors(kv);
 	check_refusals(kv);
 
@@ -552,7 +474,7 @@ int main(int argc, char **argv)
 		check_tool(kvregctl, ctl->desc, ctl->desc_size, 0);
 		memcpy(bad, ctl->desc, ctl->desc_size);
 		((struct kvreg_desc_head *)bad)->secret[0] ^= 1;
-		reseal(bad, ctl->desc_size);
+		kvt_reseal(bad, ctl->desc_size);
 		check_tool(kvregctl, bad, ctl->desc_size, 1);
 	}
 	check_isolation(kv, local, mine, dev);
@@ -562,8 +484,8 @@ int main(int argc, char **argv)
 	CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
 		 &err);
 	kvt_fill(pool, LEN, 0x3D);
-	send_byte(exp.cmd, 'd');
-	CHECK(recv_byte(exp.ack) == 'd', "deregister");
+	kvt_send_byte(exp.cmd, 'd');
+	CHECK(kvt_recv_byte(exp.ack) == 'd', "deregister");
 	kvt_fill(mine, LEN, 0x4E);
 	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0,
 					  SZ_4K, &err), &err, EIO,
