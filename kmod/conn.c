@@ -452,11 +452,13 @@ int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
 	struct kvreg_error err = {};
 	struct kvreg_conn *conn;
 	struct kvreg_dev *kdev;
+	u32 secret_gen;
 	u16 reason;
 	int ret;
 
 	mutex_lock(&ep->mutex);
 	memcpy(secret, ep->secret, sizeof(secret));
+	secret_gen = ep->secret_gen;
 	mutex_unlock(&ep->mutex);
 	reason = kvreg_conn_check_req(event, secret);
 	memzero_explicit(secret, sizeof(secret));
@@ -480,6 +482,12 @@ int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
 	}
 	/* The endpoint's PD: its exports' keys, and no other, work here. */
 	mutex_lock(&ep->mutex);
+	if (ep->secret_gen != secret_gen) {
+		/* REKEY came since: under kf->lock, so it cuts no more. */
+		mutex_unlock(&ep->mutex);
+		err.reason = KVREG_REASON_CONN_BAD_SECRET;
+		goto err_unlock;
+	}
 	fdev = kvreg_pd_get(&ep->devs, kdev, &err);
 	mutex_unlock(&ep->mutex);
 	if (IS_ERR(fdev))

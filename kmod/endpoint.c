@@ -297,7 +297,9 @@ int kvreg_rekey(struct kvreg_file *kf, u64 handle, struct kvreg_error *err)
 	if (ep) {
 		mutex_lock(&ep->mutex);
 		get_random_bytes(ep->secret, sizeof(ep->secret));
+		ep->secret_gen++;
 		mutex_unlock(&ep->mutex);
+		/* Then: an accept not yet listed sees the bump, or is cut. */
 		kvreg_endpoint_conns_cut(ep);
 	}
 	mutex_unlock(&kf->ep_mutex);

@@ -459,11 +459,16 @@ struct kvreg_endpoint {
 	struct kvreg_file *kf;
 	bool closing;			/* kf->lock: accept no connection */
 	/*
-	 * Protects @secret, @nr_listeners, @listeners and @devs. A CM
-	 * callback takes it: never call into the CM holding it.
+	 * Protects @secret, @secret_gen, @nr_listeners, @listeners and
+	 * @devs. A CM callback takes it: never call into the CM holding it.
 	 */
 	struct mutex mutex;
 	u8 secret[KVREG_SECRET_LEN];
+	/*
+	 * Bumped with each new secret: a connection let in with the one
+	 * before is refused when it would be listed (see REKEY).
+	 */
+	u32 secret_gen;
 	u32 nr_listeners;
 	struct kvreg_listener *listeners[KVREG_DESC_MAX_PATHS];
 	struct list_head devs;		/* kvreg_file_dev.file_node */
