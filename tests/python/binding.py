@@ -32,7 +32,7 @@ def expect(exc_class, fn, *args, **kwargs):
         return e
     except Exception as e:  # noqa: BLE001 (report what came instead)
         check(False, "%s raised %s: %s" % (fn.__name__, type(e).__name__, e))
-    check(False, "%s did not raise %s" % (fn.__name__, exc_class.__name__))
+    check(False, "%s did not raise %s" % (fn.__name__, exc_class))
 
 
 class FakeTensor:
@@ -131,10 +131,14 @@ def remote_regions(kv):
                 check(e.errno == errno.ENOENT, "unexport twice")
                 pool[:4096] = bytes(4096)
                 mine[:4096] = data[:4096]
-                e = expect(kvreg.RemoteAccess, kv.transfer_remote,
-                           kvreg.OP_WRITE, mmr, 0, r, 0, 4096)
-                check(e.errno == errno.EIO and bytes(pool[:4096]) ==
-                      bytes(4096), "a WRITE after unexport landed")
+                # Refused in the device: REMOTE_ACCESS, or on 5.10, whose
+                # rxe sends no NAK for a dead rkey, a retry limit reached.
+                e = expect((kvreg.RemoteAccess, kvreg.ConnectionLost),
+                           kv.transfer_remote, kvreg.OP_WRITE, mmr, 0, r, 0,
+                           4096)
+                check(e.errno in (errno.EIO, errno.ENOTCONN) and
+                      bytes(pool[:4096]) == bytes(4096),
+                      "a WRITE after unexport landed")
             # A new secret: the descriptor shipped before is refused.
             desc = exporter.export(ep, pmr)
             exporter.rekey(ep)
