@@ -100,7 +100,8 @@ void kvreg_mm_put(struct kvreg_mm *km)
 	}
 	list_del(&km->node);
 	mutex_unlock(&kvreg_acct_lock);
-	WARN_ON(km->nr_mrs || km->pinned_bytes || km->nr_regs);
+	WARN_ON(km->nr_mrs || km->pinned_bytes || km->nr_regs ||
+		km->nr_endpoints || km->nr_imports || km->nr_import_chunks);
 	mmdrop(km->mm);
 	kfree(km);
 }

@@ -16,7 +16,6 @@
  * it is destroyed.
  */
 #include <crypto/algapi.h>
-#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
@@ -142,10 +141,15 @@ void kvreg_conn_put(struct kvreg_conn *conn)
 	kref_put(&conn->ref, kvreg_conn_release);
 }
 
+/* How often a LOST connection on a port that is down looks again. */
+#define KVREG_CLOSE_RETRY	(HZ / 5)
+/* Keepalive periods a SEND may stay pending (a peer answering RNR). */
+#define KVREG_KEEPALIVE_STUCK	4
+
 static void kvreg_conn_close_work(struct work_struct *work)
 {
-	struct kvreg_conn *conn =
-		container_of(work, struct kvreg_conn, close_work);
+	struct kvreg_conn *conn = container_of(to_delayed_work(work),
+					       struct kvreg_conn, close_work);
 	struct kvreg_file *kf = conn->kf;
 	bool unlink = false;
 
@@ -153,12 +157,16 @@ static void kvreg_conn_close_work(struct work_struct *work)
 	 * Letting it go sends a DREQ, and rxe moves the GSI QP of a port
 	 * whose link is down to the error state for good when it sends one
 	 * there: no connection could be made on that port again. It is shown
-	 * LOST already; it goes once the port is up (or the file closes:
-	 * release flushes this work after setting @closing).
+	 * LOST already; it goes once the port is up, or with its file or
+	 * endpoint, which cancel this work. Looked at again later, never
+	 * waited for: a worker asleep here would hold up others' work.
 	 */
-	while (!READ_ONCE(conn->dev->port_active) &&
-	       !READ_ONCE(conn->dev->dead) && !READ_ONCE(kf->closing))
-		msleep(200);
+	if (!READ_ONCE(conn->dev->port_active) && !READ_ONCE(conn->dev->dead) &&
+	    !READ_ONCE(kf->closing)) {
+		queue_delayed_work(kvreg_conn_wq, &conn->close_work,
+				   KVREG_CLOSE_RETRY);
+		return;
+	}
 
 	/*
 	 * A closing file, or an endpoint cutting its connections (it clears
@@ -167,6 +175,7 @@ static void kvreg_conn_close_work(struct work_struct *work)
 	mutex_lock(&kf->lock);
 	if (!kf->closing && conn->ep && !list_empty(&conn->file_node)) {
 		list_del_init(&conn->file_node);
+		conn->ep->nr_conns--;
 		unlink = true;
 	}
 	mutex_unlock(&kf->lock);
@@ -176,15 +185,40 @@ static void kvreg_conn_close_work(struct work_struct *work)
 }
 
 /*
- * From the CM callback. Once per connection, and with a reference the
- * work drops, so the callback's own put is never the last.
+ * From the CM callback, a CQ or a QP event. Once per connection, and
+ * with a reference the work drops, so the caller's own put is never the
+ * last; not once the last put began (the teardown's drain flushes).
  */
 static void kvreg_conn_queue_close(struct kvreg_conn *conn)
 {
 	if (test_and_set_bit(0, &conn->close_queued))
 		return;
-	kref_get(&conn->ref);
-	queue_work(kvreg_conn_wq, &conn->close_work);
+	if (!kref_get_unless_zero(&conn->ref))
+		return;
+	queue_delayed_work(kvreg_conn_wq, &conn->close_work, 0);
+}
+
+/*
+ * Whoever cut @conn from its file, after its QP is gone: the close work
+ * it may have queued will not run, and its reference is dropped here.
+ */
+static void kvreg_conn_cancel_close(struct kvreg_conn *conn)
+{
+	if (cancel_delayed_work_sync(&conn->close_work))
+		kvreg_conn_put(conn);
+}
+
+/*
+ * A passive connection's QP can fail with no CM event: a responder
+ * access error (a revoked or guessed rkey), a keepalive the peer never
+ * acknowledged. A dead QP is let go, not kept until the file closes.
+ */
+static void kvreg_conn_qp_failed(struct kvreg_conn *conn)
+{
+	if (READ_ONCE(conn->qp_gone))
+		return;
+	WRITE_ONCE(conn->lost, true);
+	kvreg_conn_queue_close(conn);
 }
 
 static void kvreg_conn_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -192,12 +226,25 @@ static void kvreg_conn_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kvreg_conn *conn =
 		container_of(wc->wr_cqe, struct kvreg_conn, keepalive_cqe);
 
-	/* A flush is the teardown's drain: the connection is going anyway. */
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		WRITE_ONCE(conn->lost, true);
-		kvreg_conn_queue_close(conn);
-	}
+	/* A flush outside a teardown: the QP went to the error state. */
+	if (wc->status != IB_WC_SUCCESS)
+		kvreg_conn_qp_failed(conn);
 	atomic_set(&conn->keepalive_busy, 0);
+}
+
+static void kvreg_conn_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct kvreg_conn *conn = ctx;
+
+	switch (ev->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		kvreg_conn_qp_failed(conn);
+		break;
+	default:
+		break;
+	}
 }
 
 static void kvreg_conn_keepalive(struct work_struct *work)
@@ -215,12 +262,24 @@ static void kvreg_conn_keepalive(struct work_struct *work)
 
 	if (READ_ONCE(conn->lost) || !period)
 		return;
+	/*
+	 * A SEND still pending periods later: the peer answers RNR for ever
+	 * (its REQ set the RNR retry count, 7 is infinite) or not at all.
+	 */
+	if (atomic_read(&conn->keepalive_busy) &&
+	    ++conn->keepalive_stuck >= KVREG_KEEPALIVE_STUCK) {
+		/* Its teardown's drain flushes the SEND. */
+		kvreg_conn_qp_failed(conn);
+		return;
+	}
 	/* Removal holds it for write and cancels this work: never wait. */
 	if (down_read_trylock(&kdev->teardown_rwsem)) {
 		if (conn->qp_live && !kdev->dead &&
-		    !atomic_xchg(&conn->keepalive_busy, 1) &&
-		    ib_post_send(conn->q.qp, &wr, &bad))
-			atomic_set(&conn->keepalive_busy, 0);
+		    !atomic_xchg(&conn->keepalive_busy, 1)) {
+			conn->keepalive_stuck = 0;
+			if (ib_post_send(conn->q.qp, &wr, &bad))
+				atomic_set(&conn->keepalive_busy, 0);
+		}
 		up_read(&kdev->teardown_rwsem);
 	}
 	queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
@@ -232,12 +291,21 @@ static void kvreg_conn_note_reject(struct kvreg_conn *conn,
 {
 	const struct kvreg_cm_rej *rej = ev->param.conn.private_data;
 
+	u8 len = ev->param.conn.private_data_len;
+
 	conn->rej_reason = 0;
 	conn->rej_version = 0;
-	if (rej && ev->param.conn.private_data_len >= sizeof(*rej) &&
-	    le32_to_cpu(rej->magic) == KVREG_CM_MAGIC) {
-		conn->rej_reason = le16_to_cpu(rej->reason);
-		conn->rej_version = le16_to_cpu(rej->version);
+	conn->rej_limit = 0;
+	conn->rej_usage = 0;
+	if (!rej || len < offsetofend(struct kvreg_cm_rej, reason) ||
+	    le32_to_cpu(rej->magic) != KVREG_CM_MAGIC)
+		return;
+	conn->rej_reason = le16_to_cpu(rej->reason);
+	conn->rej_version = le16_to_cpu(rej->version);
+	/* A peer before 1.7 sends no numbers; IB pads with zeroes. */
+	if (len >= sizeof(*rej)) {
+		conn->rej_limit = le32_to_cpu(rej->limit);
+		conn->rej_usage = le32_to_cpu(rej->usage);
 	}
 }
 
@@ -317,7 +385,8 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 
 		WRITE_ONCE(conn->lost, true);
 		WRITE_ONCE(conn->q.ready, false);
-		lost_fn = READ_ONCE(conn->lost_fn);
+		/* Pairs with the release in kvreg_rail_connect(). */
+		lost_fn = smp_load_acquire(&conn->lost_fn);
 		if (lost_fn)
 			lost_fn(conn);
 	}
@@ -334,9 +403,18 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 	} else if (lost) {
 		kvreg_conn_queue_close(conn);
 	}
+	if (ev->event != RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return 0;
+	/*
+	 * An IMPORT still connecting uses the id after its wait: it
+	 * destroys the id itself, at once (the CM's removal waits for it).
+	 */
+	if (!conn->passive &&
+	    atomic_cmpxchg(&conn->connect_state, KVREG_CONNECTING,
+			   KVREG_CONNECT_REMOVED) == KVREG_CONNECTING)
+		return 0;
 	/* The last touch of @conn: after the swap its release may run. */
-	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL &&
-	    cmpxchg(&conn->cm_id, id, NULL) == id)
+	if (cmpxchg(&conn->cm_id, id, NULL) == id)
 		return 1;
 	return 0;
 }
@@ -344,7 +422,7 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 					   bool passive)
 {
-	struct kvreg_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	struct kvreg_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL_ACCOUNT);
 
 	if (!conn)
 		return NULL;
@@ -357,7 +435,8 @@ static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 	kvreg_net_entry_init(&conn->entry, kf, passive ?
 			     KVREG_CONN_KIND_PASSIVE : KVREG_CONN_KIND_ACTIVE);
 	init_completion(&conn->cm_done);
-	INIT_WORK(&conn->close_work, kvreg_conn_close_work);
+	INIT_DELAYED_WORK(&conn->close_work, kvreg_conn_close_work);
+	atomic_set(&conn->connect_state, KVREG_CONNECTING);
 	INIT_DELAYED_WORK(&conn->keepalive, kvreg_conn_keepalive);
 	mutex_init(&conn->abort_mutex);
 	atomic_set(&conn->submit_free, KVREG_SUBMIT_DEPTH);
@@ -392,7 +471,7 @@ static int kvreg_conn_make_qp(struct kvreg_conn *conn,
 		goto out;
 	}
 	ret = kvreg_qp_create_cm(&conn->q, kdev, fdev->pd, conn->cm_id,
-				 !conn->passive);
+				 !conn->passive, kvreg_conn_qp_event, conn);
 	if (ret) {
 		kvreg_set_error(err, kvreg_driver_reason(ret), kdev->index);
 		err->driver_errno = ret;
@@ -405,17 +484,63 @@ out:
 	return ret;
 }
 
-/* Called from the CM callback: refuse, and have the CM destroy the id. */
-static int kvreg_conn_reject(struct rdma_cm_id *id, u16 reason)
+/*
+ * Called from the CM callback: refuse, saying why (and for a cap, its
+ * limit and usage), and have the CM destroy the id.
+ */
+static int kvreg_conn_reject_cap(struct rdma_cm_id *id, u16 reason,
+				 u64 limit, u64 usage)
 {
 	struct kvreg_cm_rej rej = {
 		.magic = cpu_to_le32(KVREG_CM_MAGIC),
 		.version = cpu_to_le16(KVREG_CM_VERSION),
 		.reason = cpu_to_le16(reason),
+		.limit = cpu_to_le32(min_t(u64, limit, U32_MAX)),
+		.usage = cpu_to_le32(min_t(u64, usage, U32_MAX)),
 	};
 
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 	return -ECONNREFUSED;
+}
+
+static int kvreg_conn_reject(struct rdma_cm_id *id, u16 reason)
+{
+	return kvreg_conn_reject_cap(id, reason, 0, 0);
+}
+
+static bool kvreg_same_host(const struct kvreg_net_addr *a,
+			    const struct kvreg_net_addr *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr,
+						 sizeof(a->addr));
+}
+
+/*
+ * Under kf->lock: whether one more connection from @from would pass a
+ * cap of @ep; if so @err says which, with its numbers.
+ */
+static bool kvreg_conn_over_cap(struct kvreg_endpoint *ep,
+				const struct kvreg_net_addr *from,
+				struct kvreg_error *err)
+{
+	u32 max_ep = READ_ONCE(kvreg_max_conns_per_endpoint);
+	u32 max_peer = READ_ONCE(kvreg_max_conns_per_peer);
+	struct kvreg_conn *conn;
+	u32 n = 0;
+
+	lockdep_assert_held(&ep->kf->lock);
+	if (ep->nr_conns >= max_ep) {
+		kvreg_cap_refuse(err, KVREG_REASON_ENDPOINT_CONN_LIMIT, max_ep,
+				 ep->nr_conns, 1);
+		return true;
+	}
+	list_for_each_entry(conn, &ep->kf->conns, file_node)
+		if (conn->ep == ep && kvreg_same_host(&conn->entry.peer, from))
+			n++;
+	if (n < max_peer)
+		return false;
+	kvreg_cap_refuse(err, KVREG_REASON_PEER_CONN_LIMIT, max_peer, n, 1);
+	return true;
 }
 
 static u16 kvreg_conn_check_req(const struct rdma_cm_event *ev,
@@ -447,6 +572,7 @@ int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
 	};
 	struct rdma_conn_param param = {};
 	struct kvreg_file *kf = ep->kf;
+	struct kvreg_net_addr from;
 	u8 secret[KVREG_SECRET_LEN];
 	struct kvreg_file_dev *fdev;
 	struct kvreg_error err = {};
@@ -475,11 +601,15 @@ int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
 	conn->dev = kdev;
 	conn->cm_id = id;
 
+	kvreg_net_addr_of(&from, (struct sockaddr *)&id->route.addr.dst_addr);
+
 	mutex_lock(&kf->lock);
 	if (kf->closing || ep->closing) {
 		err.reason = KVREG_REASON_CONN_NO_LISTENER;
 		goto err_unlock;
 	}
+	if (kvreg_conn_over_cap(ep, &from, &err))
+		goto err_unlock;
 	/* The endpoint's PD: its exports' keys, and no other, work here. */
 	mutex_lock(&ep->mutex);
 	if (ep->secret_gen != secret_gen) {
@@ -520,6 +650,7 @@ int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
 	 */
 	kvreg_net_list_conn(conn, id);
 	conn->ep = ep;
+	ep->nr_conns++;
 	list_add_tail(&conn->file_node, &kf->conns);
 	mutex_unlock(&kf->lock);
 	return 0;
@@ -530,7 +661,7 @@ err_unlock:
 	/* The CM destroys @id when this callback returns non-zero. */
 	conn->cm_id = NULL;
 	kvreg_conn_put(conn);
-	return kvreg_conn_reject(id, err.reason);
+	return kvreg_conn_reject_cap(id, err.reason, err.limit, err.usage);
 }
 
 /* The CM's answer to the step just started: 0 if it is @want. */
@@ -567,6 +698,12 @@ static u32 kvreg_conn_refusal(struct kvreg_conn *conn, int ret,
 		return KVREG_REASON_CONN_TIMEOUT;
 	}
 	switch (conn->rej_reason) {
+	case KVREG_REASON_ENDPOINT_CONN_LIMIT:
+	case KVREG_REASON_PEER_CONN_LIMIT:
+		err->limit = conn->rej_limit;
+		err->usage = conn->rej_usage;
+		err->request = 1;
+		return conn->rej_reason;
 	case KVREG_REASON_CONN_BAD_SECRET:
 	case KVREG_REASON_CONN_NO_LISTENER:
 	case KVREG_REASON_DEVICE_REMOVED:
@@ -600,12 +737,13 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 		min_t(u32, 16, conn->dev->ibdev->attrs.max_qp_init_rd_atom);
 	/*
 	 * Six, not seven: rxe reads a retry count of 7 as "retry forever"
-	 * (as IBTA does only for RNR), so a peer whose link went down would
+	 * (as IBTA does for RNR), so a peer whose link went down would
 	 * never fail what is in flight. The accepting side takes the same
-	 * count from this REQ. RNR cannot happen: no SEND is ever posted.
+	 * counts from this REQ: its keepalive SENDs give up on an importer
+	 * that stopped posting receives instead of retrying for ever.
 	 */
 	param.retry_count = KVREG_RETRY_COUNT;
-	param.rnr_retry_count = 7;
+	param.rnr_retry_count = KVREG_RETRY_COUNT;
 	/* Not the CM's QP: it asks for no responder resources. */
 	param.qp_num = conn->q.qp->qp_num;
 	rdma_set_ack_timeout(conn->cm_id, KVREG_ACK_TIMEOUT);
@@ -725,6 +863,14 @@ struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 	ret = kvreg_conn_establish(conn, timeout_ms, err);
 	if (ret)
 		goto err_put;
+	/* From here a DEVICE_REMOVAL has the CM destroy the id. */
+	if (atomic_cmpxchg(&conn->connect_state, KVREG_CONNECTING,
+			   KVREG_CONNECTED) != KVREG_CONNECTING) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED,
+				conn->dev->index);
+		ret = -ENODEV;
+		goto err_put;
+	}
 	kvreg_net_list_conn(conn, id);
 	return conn;
 
@@ -757,9 +903,11 @@ void kvreg_conns_release(struct kvreg_file *kf)
 	mutex_lock(&kf->lock);
 	list_splice_init(&kf->conns, &conns);
 	mutex_unlock(&kf->lock);
-	list_for_each_entry(conn, &conns, file_node)
+	list_for_each_entry(conn, &conns, file_node) {
 		kvreg_conn_shutdown(conn);
-	flush_workqueue(kvreg_conn_wq);
+		/* This file's work only: another's may wait for its port. */
+		kvreg_conn_cancel_close(conn);
+	}
 	list_for_each_entry_safe(conn, tmp, &conns, file_node) {
 		list_del_init(&conn->file_node);
 		kvreg_conn_put(conn);
@@ -783,11 +931,15 @@ void kvreg_endpoint_conns_cut(struct kvreg_endpoint *ep)
 			continue;
 		/* Its close_work, if queued, leaves the list to us. */
 		conn->ep = NULL;
+		ep->nr_conns--;
 		list_move_tail(&conn->file_node, &cut);
 	}
 	mutex_unlock(&kf->lock);
-	list_for_each_entry(conn, &cut, file_node)
+	list_for_each_entry(conn, &cut, file_node) {
 		kvreg_conn_shutdown(conn);
+		/* The file may be going next: no work may touch it after. */
+		kvreg_conn_cancel_close(conn);
+	}
 	list_for_each_entry_safe(conn, tmp, &cut, file_node) {
 		list_del_init(&conn->file_node);
 		kvreg_conn_put(conn);

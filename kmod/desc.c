@@ -161,8 +161,9 @@ static int kvreg_desc_read_chunks(const struct kvreg_desc_chunk *c,
 	}
 	if (sum != length)
 		return -EINVAL;
+	/* The importing process's memory: its memcg pays for what it keeps. */
 	out->chunks = kvmalloc_array(nr_chunks, sizeof(*out->chunks),
-				     GFP_KERNEL);
+				     GFP_KERNEL_ACCOUNT);
 	if (!out->chunks)
 		return -ENOMEM;
 	for (i = 0, sum = 0; i < nr_chunks; i++) {
@@ -181,20 +182,31 @@ static int kvreg_desc_read_chunks(const struct kvreg_desc_chunk *c,
  * purpose, and is refused as corrupt all the same.
  */
 static int kvreg_desc_check_layout(const void *blob, size_t size,
-				   struct kvreg_desc *out,
+				   u64 max_chunks, struct kvreg_desc *out,
 				   struct kvreg_error *err)
 {
 	const struct kvreg_desc_head *head = blob;
 	size_t at = le16_to_cpu(head->head_size);
 	const struct kvreg_desc_path *path;
 	u32 nr_paths = le16_to_cpu(head->nr_paths), nr_chunks, p;
-	u64 length = le64_to_cpu(head->length);
+	u64 length = le64_to_cpu(head->length), total = 0;
 	int ret;
 
 	if (!nr_paths || nr_paths > KVREG_DESC_MAX_PATHS || !length ||
 	    size - at < (size_t)nr_paths * sizeof(*path))
 		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
 	path = blob + at;
+	/* Counted before any table is made for them. */
+	for (p = 0; p < nr_paths; p++)
+		total += le32_to_cpu(path[p].nr_chunks);
+	if (total > max_chunks) {
+		kvreg_set_error(err, KVREG_REASON_DESC_CHUNK_LIMIT,
+				KVREG_NO_DEVICE_INDEX);
+		err->request = total;
+		err->limit = max_chunks;
+		return -E2BIG;
+	}
+	out->nr_chunks = total;
 	at += (size_t)nr_paths * sizeof(*path);
 	out->length = length;
 	for (p = 0; p < nr_paths; p++, path++) {
@@ -236,12 +248,12 @@ err_free:
 }
 
 /* On success the caller owns out->paths' chunks (kvreg_rpaths_free). */
-int kvreg_desc_parse(const void *blob, size_t size, struct kvreg_desc *out,
-		     struct kvreg_error *err)
+int kvreg_desc_parse(const void *blob, size_t size, u64 max_chunks,
+		     struct kvreg_desc *out, struct kvreg_error *err)
 {
 	int ret = kvreg_desc_check_head(blob, size, err);
 
 	if (ret)
 		return ret;
-	return kvreg_desc_check_layout(blob, size, out, err);
+	return kvreg_desc_check_layout(blob, size, max_chunks, out, err);
 }

@@ -124,7 +124,8 @@ static int kvreg_listener_bind(struct kvreg_listener *ln,
 	}
 	/* Set now: a DEVICE_REMOVAL may come before rdma_listen() returns. */
 	WRITE_ONCE(ln->cm_id, id);
-	ret = rdma_listen(id, backlog);
+	/* iWARP allocates per slot: a caller's number is clamped, as ucma's. */
+	ret = rdma_listen(id, min_t(u32, backlog, KVREG_MAX_BACKLOG));
 	if (ret) {
 		err->reason = kvreg_bind_reason(ret);
 		err->driver_errno = ret;
@@ -240,6 +241,7 @@ static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 		kfree(ep->listeners[i]);
 	}
 	kvreg_pds_release(&ep->devs);
+	kvreg_caps_uncharge_endpoint(ep->kf->km);
 	mutex_destroy(&ep->mutex);
 	kfree(ep);
 }
@@ -326,8 +328,12 @@ static int kvreg_listen_new(struct kvreg_file *kf, struct kvreg_listen *arg,
 	struct kvreg_endpoint *ep;
 	int ret;
 
+	ret = kvreg_caps_charge_endpoint(kf->km, err);
+	if (ret)
+		return ret;
 	ep = kvreg_endpoint_alloc(kf);
 	if (!ep) {
+		kvreg_caps_uncharge_endpoint(kf->km);
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		return -ENOMEM;

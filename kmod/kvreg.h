@@ -51,7 +51,7 @@
 #define KVREG_HUGE_SHIFT	21
 /* The largest MR page kvreg asks for: a 1 GiB hugetlb page's. */
 #define KVREG_MAX_PAGE_SHIFT	30
-/* A chain not completed by then is flushed: see kvreg_post_chain(). */
+/* A registration's chain not completed by then is flushed. */
 #define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16
 /*
@@ -140,6 +140,9 @@ struct kvreg_qp {
 	struct ib_cqe recv_cqe;
 };
 
+/* An accepted connection's sends: a keepalive and ib_drain_sq()'s marker. */
+#define KVREG_PASSIVE_SQ_DEPTH	2
+
 /* Receives an importer's QP keeps posted for the exporter's keepalives. */
 #define KVREG_KEEPALIVE_RECVS	4
 
@@ -182,6 +185,10 @@ struct kvreg_mm {
 	u64 nr_mrs;
 	u64 pinned_bytes;
 	u64 nr_regs;
+	/* These three are protected by kvreg_caps_lock (caps.c). */
+	u32 nr_endpoints;
+	u32 nr_imports;
+	u64 nr_import_chunks;
 };
 
 /*
@@ -327,6 +334,7 @@ struct kvreg_rpath {
 /* A descriptor as IMPORT read it (desc.c). */
 struct kvreg_desc {
 	u64 length;
+	u64 nr_chunks;			/* every path's */
 	u32 access;
 	u32 nr_paths;
 	struct kvreg_net_addr addrs[KVREG_DESC_MAX_PATHS];
@@ -359,6 +367,13 @@ struct kvreg_net_entry {
 };
 
 struct kvreg_peer;
+
+/* kvreg_conn.connect_state of an active connection. */
+enum {
+	KVREG_CONNECTING,
+	KVREG_CONNECTED,
+	KVREG_CONNECT_REMOVED,		/* its device went first */
+};
 
 /*
  * One RDMA CM connection (conn.c), serving one open file, on the device
@@ -406,7 +421,16 @@ struct kvreg_conn {
 	int cm_status;
 	u16 rej_reason;			/* a kvreg peer's, or 0 */
 	u16 rej_version;
-	struct work_struct close_work;	/* passive: unlink when it drops */
+	u32 rej_limit;			/* a cap's numbers, with its reason */
+	u32 rej_usage;
+	/*
+	 * Active: who destroys @cm_id if the device goes while IMPORT is
+	 * still connecting (KVREG_CONNECTING): the connecting caller, which
+	 * still uses the id; once it finished (KVREG_CONNECTED), the CM.
+	 */
+	atomic_t connect_state;
+	/* Passive: unlink when it drops (later, while its port is down). */
+	struct delayed_work close_work;
 	/*
 	 * Passive: an empty SEND every kvreg_keepalive_ms, into a receive
 	 * the importer keeps posted (its QP takes no RDMA, so no RDMA WRITE
@@ -416,6 +440,7 @@ struct kvreg_conn {
 	struct delayed_work keepalive;
 	struct ib_cqe keepalive_cqe;
 	atomic_t keepalive_busy;
+	u32 keepalive_stuck;		/* periods a SEND has been pending */
 	/* Active: the address it connects to, and the endpoint's secret. */
 	struct kvreg_net_addr peer;
 	u8 secret[KVREG_SECRET_LEN];
@@ -431,6 +456,9 @@ struct kvreg_conn {
 };
 
 struct kvreg_endpoint;
+
+/* LISTEN's backlog, at most: ucma's default max_backlog. */
+#define KVREG_MAX_BACKLOG	1024
 
 /*
  * One address an endpoint listens on (endpoint.c), allocated on its own:
@@ -473,6 +501,7 @@ struct kvreg_endpoint {
 	struct kvreg_listener *listeners[KVREG_DESC_MAX_PATHS];
 	struct list_head devs;		/* kvreg_file_dev.file_node */
 	struct list_head exports;	/* kvreg_exported; kf->ep_mutex */
+	u32 nr_conns;			/* on kf->conns with @ep; kf->lock */
 };
 
 /* One path of a peer's endpoint, and the connection that serves it. */
@@ -515,6 +544,8 @@ struct kvreg_rregion {
 	struct kref ref;
 	u64 handle;
 	struct kvreg_peer *peer;	/* a reference */
+	struct kvreg_mm *km;		/* charged for it, once set */
+	u64 charged_chunks;
 	u64 length;
 	u32 access;
 	/* By rail index of @peer; a rail the region is not on has none. */
@@ -576,6 +607,24 @@ extern unsigned int kvreg_device_mr_reserve_percent;
 extern unsigned long kvreg_max_mrs_per_device;
 extern unsigned int kvreg_max_threads;
 extern unsigned int kvreg_keepalive_ms;
+extern unsigned int kvreg_max_endpoints_per_process;
+extern unsigned int kvreg_max_conns_per_endpoint;
+extern unsigned int kvreg_max_conns_per_peer;
+extern unsigned int kvreg_max_imports_per_process;
+extern unsigned int kvreg_max_desc_chunks;
+extern unsigned long kvreg_max_import_chunks_per_process;
+extern unsigned int kvreg_max_unreaped;
+extern unsigned int kvreg_op_timeout_ms;
+
+/* caps.c */
+int kvreg_cap_refuse(struct kvreg_error *err, u32 reason, u64 limit,
+		     u64 usage, u64 request);
+int kvreg_caps_charge_endpoint(struct kvreg_mm *km, struct kvreg_error *err);
+void kvreg_caps_uncharge_endpoint(struct kvreg_mm *km);
+int kvreg_caps_charge_import(struct kvreg_mm *km, u64 chunks,
+			     struct kvreg_error *err);
+void kvreg_caps_uncharge_import(struct kvreg_mm *km, u64 chunks);
+void kvreg_caps_stats(struct kvreg_mm *km, struct kvreg_stats *st);
 
 /* acct.c */
 struct kvreg_mm *kvreg_mm_get_current(void);
@@ -619,13 +668,20 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 void kvreg_qp_destroy(struct kvreg_qp *q);
 int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 		       struct ib_pd *pd, struct rdma_cm_id *cm_id,
-		       bool own_states);
+		       bool own_states,
+		       void (*event_handler)(struct ib_event *, void *),
+		       void *ctx);
 int kvreg_qp_own_rts(struct kvreg_qp *q, struct rdma_cm_id *cm_id);
 void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id);
 bool kvreg_qp_path_ready(struct kvreg_dev *kdev);
 /* Called with q->mutex held; chains are at most KVREG_WR_BATCH long. */
+/*
+ * Waits up to @timeout jiffies, or until a fatal signal (-EINTR); either
+ * flushes the QP first.
+ */
 int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
-		     struct ib_send_wr *last, enum ib_wc_status *wc_status);
+		     struct ib_send_wr *last, unsigned long timeout,
+		     enum ib_wc_status *wc_status);
 
 /* file_dev.c */
 struct kvreg_file_dev *kvreg_pd_get(struct list_head *devs,
@@ -743,8 +799,15 @@ int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
 void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st);
 struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle);
 void kvreg_reg_put(struct kvreg_reg *reg);
-int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
-		    u32 key_size);
+/* Keys taken under kvreg_file.lock, copied out after it is dropped. */
+struct kvreg_keys {
+	struct kvreg_key *keys;
+	u32 n;				/* all of them */
+	u32 room;			/* taken: at most the caller's room */
+};
+
+int kvreg_keys_snap(struct kvreg_reg *reg, u32 capacity, struct kvreg_keys *k);
+int kvreg_keys_put_user(struct kvreg_keys *k, u64 uptr, u32 key_size);
 
 /* ops.c */
 void kvreg_ops_init(struct kvreg_file *kf);
@@ -753,6 +816,7 @@ int kvreg_submit(struct kvreg_file *kf, struct kvreg_submit *arg,
 int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
 	       struct kvreg_error *err);
 bool kvreg_ops_ready(struct kvreg_file *kf);
+void kvreg_ops_stats(struct kvreg_file *kf, struct kvreg_stats *st);
 void kvreg_ops_release(struct kvreg_file *kf);
 
 /* desc.c: pure, no locks. */
@@ -763,8 +827,9 @@ void kvreg_desc_build(void *blob, size_t size,
 		      const struct kvreg_export_dev *const *eds,
 		      const struct kvreg_net_addr *addrs, u32 nr_paths,
 		      const u8 *secret);
-int kvreg_desc_parse(const void *blob, size_t size, struct kvreg_desc *out,
-		     struct kvreg_error *err);
+/* At most @max_chunks chunks, every path counted. */
+int kvreg_desc_parse(const void *blob, size_t size, u64 max_chunks,
+		     struct kvreg_desc *out, struct kvreg_error *err);
 void kvreg_rpaths_free(struct kvreg_rpath *paths, u32 nr);
 
 /* conn.c */
@@ -815,6 +880,7 @@ bool kvreg_rail_on_device(const struct kvreg_rregion *rr, u32 dev_index);
 void kvreg_peer_abort(struct kvreg_peer *peer);
 
 /* net_list.c */
+void kvreg_net_addr_of(struct kvreg_net_addr *a, const struct sockaddr *sa);
 void kvreg_net_entry_init(struct kvreg_net_entry *e, struct kvreg_file *kf,
 			  u32 kind);
 void kvreg_net_list_listener(struct kvreg_listener *ln);

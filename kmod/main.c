@@ -27,7 +27,7 @@ static_assert(sizeof(struct kvreg_register) == KVREG_REGISTER_SIZE_VER0);
 static_assert(sizeof(struct kvreg_deregister) == KVREG_DEREGISTER_SIZE_VER0);
 static_assert(sizeof(struct kvreg_query) == KVREG_QUERY_SIZE_VER0);
 static_assert(sizeof(struct kvreg_transfer) == KVREG_TRANSFER_SIZE_VER0);
-static_assert(sizeof(struct kvreg_stats) == KVREG_STATS_SIZE_VER0);
+static_assert(sizeof(struct kvreg_stats) == KVREG_STATS_SIZE_VER1);
 static_assert(sizeof(struct kvreg_budget) == KVREG_BUDGET_SIZE_VER0);
 static_assert(sizeof(struct kvreg_proc_info) == KVREG_PROC_INFO_SIZE_VER0);
 static_assert(sizeof(struct kvreg_procs) == KVREG_PROCS_SIZE_VER0);
@@ -143,6 +143,8 @@ static int kvreg_cmd_stats(struct kvreg_file *kf, void *karg,
 	st->mrs = atomic64_read(&kvreg_nr_mrs);
 	st->devices = hweight64(kvreg_devices_present());
 	kvreg_file_stats(kf, st);
+	kvreg_caps_stats(kf->km, st);
+	kvreg_ops_stats(kf, st);
 	return 0;
 }
 

@@ -254,7 +254,7 @@ static int kvreg_post_reg_wrs(struct kvreg_qp *q, struct ib_mr **mrs, u32 nr,
 			wrs[j].access = ib_access;
 		}
 		ret = kvreg_post_chain(q, &wrs[0].wr, &wrs[n - 1].wr,
-				       wc_status);
+				       KVREG_WR_TIMEOUT, wc_status);
 	}
 	mutex_unlock(&q->mutex);
 	kfree(wrs);

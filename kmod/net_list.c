@@ -17,8 +17,7 @@
 static DEFINE_MUTEX(kvreg_net_lock);
 static LIST_HEAD(kvreg_net_entries);
 
-static void kvreg_net_from_sockaddr(struct kvreg_net_addr *a,
-				    const struct sockaddr *sa)
+void kvreg_net_addr_of(struct kvreg_net_addr *a, const struct sockaddr *sa)
 {
 	memset(a, 0, sizeof(*a));
 	if (sa->sa_family == AF_INET) {
@@ -62,8 +61,8 @@ void kvreg_net_list_conn(struct kvreg_conn *conn, struct rdma_cm_id *id)
 {
 	struct kvreg_net_entry *e = &conn->entry;
 
-	kvreg_net_from_sockaddr(&e->local, (void *)&id->route.addr.src_addr);
-	kvreg_net_from_sockaddr(&e->peer, (void *)&id->route.addr.dst_addr);
+	kvreg_net_addr_of(&e->local, (void *)&id->route.addr.src_addr);
+	kvreg_net_addr_of(&e->peer, (void *)&id->route.addr.dst_addr);
 	mutex_lock(&kvreg_net_lock);
 	list_add_tail(&e->node, &kvreg_net_entries);
 	mutex_unlock(&kvreg_net_lock);

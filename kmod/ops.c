@@ -157,10 +157,14 @@ static void kvreg_part_end(struct kvreg_op_part *part)
 		kvreg_rail_kick(op->t.rr->peer);
 	if (again) {
 		part->tried |= BIT(part->rail);
+		/*
+		 * Queued under the lock: release, which frees @kf, looks at
+		 * the count under it first, then cancels the work.
+		 */
 		spin_lock_irqsave(&kf->cq_lock, flags);
 		list_add_tail(&part->retry_node, &kf->retry);
-		spin_unlock_irqrestore(&kf->cq_lock, flags);
 		queue_delayed_work(system_unbound_wq, &kf->retry_work, 0);
+		spin_unlock_irqrestore(&kf->cq_lock, flags);
 		return;
 	}
 	if (!ok)
@@ -420,6 +424,31 @@ static u32 kvreg_op_rails_wanted(u64 length)
 		     length / (KVREG_RAIL_SPLIT_MIN / 2));
 }
 
+/*
+ * Each accepted operation holds a context until it is reaped: a file that
+ * submits and never reaps is stopped here. Two SUBMITs at once may each
+ * pass with one more; the cap stays a bound.
+ */
+static int kvreg_ops_cap(struct kvreg_file *kf, struct kvreg_error *err)
+{
+	u32 max = READ_ONCE(kvreg_max_unreaped), held;
+
+	spin_lock_irq(&kf->cq_lock);
+	held = kf->nr_inflight + kf->nr_done;
+	spin_unlock_irq(&kf->cq_lock);
+	if (held < max)
+		return 0;
+	return kvreg_cap_refuse(err, KVREG_REASON_COMPLETION_LIMIT, max, held,
+				1);
+}
+
+void kvreg_ops_stats(struct kvreg_file *kf, struct kvreg_stats *st)
+{
+	spin_lock_irq(&kf->cq_lock);
+	st->file_unreaped = kf->nr_inflight + kf->nr_done;
+	spin_unlock_irq(&kf->cq_lock);
+}
+
 static int kvreg_submit_one(struct kvreg_file *kf, struct kvreg_op *uop,
 			    struct ib_rdma_wr *wr, struct ib_sge *sge,
 			    struct kvreg_error *err)
@@ -449,6 +478,9 @@ static int kvreg_submit_one(struct kvreg_file *kf, struct kvreg_op *uop,
 		return kvreg_bad_arg(err, KVREG_ARG_OPCODE);
 	if (!uop->length)
 		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);
+	ret = kvreg_ops_cap(kf, err);
+	if (ret)
+		return ret;
 	ret = kvreg_transfer_resolve(kf, &arg, &local, &unused, &t, err);
 	if (ret)
 		goto err_release;

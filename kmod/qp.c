@@ -181,6 +181,14 @@ static int kvreg_qp_own_step(struct kvreg_qp *q, struct rdma_cm_id *cm_id,
 		attr.qp_access_flags = 0;
 	if (mask & IB_QP_TIMEOUT)
 		attr.timeout = KVREG_ACK_TIMEOUT;
+	/*
+	 * The counts come from the peer's REP: 7 would retry for ever, and
+	 * an operation would never fail on a responder that stopped.
+	 */
+	if (mask & IB_QP_RETRY_CNT)
+		attr.retry_cnt = min_t(u8, attr.retry_cnt, KVREG_RETRY_COUNT);
+	if (mask & IB_QP_RNR_RETRY)
+		attr.rnr_retry = min_t(u8, attr.rnr_retry, KVREG_RETRY_COUNT);
 	return ib_modify_qp(q->qp, &attr, mask);
 }
 
@@ -227,31 +235,41 @@ int kvreg_qp_own_rts(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
  */
 int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 		       struct ib_pd *pd, struct rdma_cm_id *cm_id,
-		       bool own_states)
+		       bool own_states,
+		       void (*event_handler)(struct ib_event *, void *),
+		       void *ctx)
 {
-	struct ib_qp_init_attr init_attr = {};
+	/*
+	 * An importer's: a synchronous chain and SUBMIT's work side by
+	 * side. An accepted one only responds: it posts a keepalive and the
+	 * drain's marker, and a peer may open thousands of them.
+	 */
+	u32 send_wr = own_states ? KVREG_SQ_DEPTH + KVREG_SUBMIT_DEPTH :
+			KVREG_PASSIVE_SQ_DEPTH;
+	u32 recv_wr = own_states ? KVREG_KEEPALIVE_RECVS + 1 : 1;
+	struct ib_qp_init_attr init_attr = {
+		.event_handler = event_handler,
+		.qp_context = ctx,
+	};
 	u32 i;
 	int ret;
 
 	q->dev = kdev;
 	q->cm_peer = true;
 	mutex_init(&q->mutex);
-	/*
-	 * A synchronous chain and SUBMIT's work side by side, every WR
-	 * seen, and every receive.
-	 */
+	/* Each WR, signalled or not (a flush completes each); each receive. */
 	q->cq = ib_alloc_cq(kdev->ibdev, q,
-			    KVREG_CQ_DEPTH + KVREG_SUBMIT_DEPTH +
-			    KVREG_KEEPALIVE_RECVS + 1, 0, IB_POLL_SOFTIRQ);
+			    (own_states ? KVREG_CQ_DEPTH + KVREG_SUBMIT_DEPTH :
+			     send_wr) + recv_wr, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(q->cq)) {
 		ret = PTR_ERR(q->cq);
 		goto err_mutex;
 	}
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
-	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH + KVREG_SUBMIT_DEPTH;
+	init_attr.cap.max_send_wr = send_wr;
 	/* The drain's marker, and the importer's keepalive receives. */
-	init_attr.cap.max_recv_wr = own_states ? KVREG_KEEPALIVE_RECVS + 1 : 1;
+	init_attr.cap.max_recv_wr = recv_wr;
 	init_attr.cap.max_send_sge = 1;
 	init_attr.cap.max_recv_sge = 1;
 	init_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -351,7 +369,8 @@ static void kvreg_last_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
-		     struct ib_send_wr *last, enum ib_wc_status *wc_status)
+		     struct ib_send_wr *last, unsigned long timeout,
+		     enum ib_wc_status *wc_status)
 {
 	struct kvreg_chain_wait w = {
 		.mid_cqe.done = kvreg_mid_done,
@@ -360,6 +379,7 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 	};
 	const struct ib_send_wr *bad_wr;
 	struct ib_send_wr *wr;
+	long left;
 	int ret;
 
 	lockdep_assert_held(&q->mutex);
@@ -404,21 +424,23 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 		WRITE_ONCE(q->ready, false);
 		return ret;
 	}
-	if (!wait_for_completion_timeout(&w.done, KVREG_WR_TIMEOUT)) {
+	left = wait_for_completion_killable_timeout(&w.done, timeout);
+	if (left <= 0) {
 		struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
 		/*
-		 * A lost completion must not hang the caller: the error state
+		 * Late, or the caller is being killed: the error state
 		 * flushes every outstanding request, the last one included,
-		 * and only then may @w go.
+		 * at once, and only then may @w go.
 		 */
-		dev_warn(&q->dev->ibdev->dev,
-			 "kvreg: work requests timed out, flushing the QP\n");
+		if (!left)
+			dev_warn(&q->dev->ibdev->dev,
+				 "kvreg: work requests timed out, flushing the QP\n");
 		ib_modify_qp(q->qp, &attr, IB_QP_STATE);
 		wait_for_completion(&w.done);
 		WRITE_ONCE(q->ready, false);
 		*wc_status = w.status;
-		return -ETIMEDOUT;
+		return left ? -EINTR : -ETIMEDOUT;
 	}
 	if (w.status != IB_WC_SUCCESS) {
 		WRITE_ONCE(q->ready, false);

@@ -86,7 +86,8 @@ static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 	}
 	WRITE_ONCE(conn->rail, i);
 	WRITE_ONCE(conn->rail_peer, peer);
-	WRITE_ONCE(conn->lost_fn, kvreg_rail_lost);
+	/* Pairs with the CM callback's acquire: it sees the peer first. */
+	smp_store_release(&conn->lost_fn, kvreg_rail_lost);
 
 	spin_lock_irqsave(&peer->lock, flags);
 	old = rail->conn;
@@ -285,7 +286,13 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 		return -ENOMEM;
 	}
 	*device_index = KVREG_NO_DEVICE_INDEX;
-	mutex_lock(&peer->mutex);
+	/* Another IMPORT or a mend may be connecting: a kill ends the wait. */
+	if (mutex_lock_killable(&peer->mutex)) {
+		kvreg_set_error(err, KVREG_REASON_INTERRUPTED,
+				KVREG_NO_DEVICE_INDEX);
+		kvreg_peer_put(peer);
+		return -EINTR;
+	}
 	for (p = 0; p < desc->nr_paths; p++) {
 		i = kvreg_rail_index(peer, &desc->addrs[p]);
 		/* A path named twice is one rail. */

@@ -138,26 +138,54 @@ static int kvreg_keys_error(struct kvreg_error *err, int ret)
 	return -EFAULT;
 }
 
-/* Caller holds kf->lock: hand out @reg's keys, taking a reference if @dup. */
+/*
+ * Caller holds kf->lock: the handle and a snapshot of @reg's keys into
+ * @keys, taking a reference if @dup. The keys go to the user after the
+ * lock is dropped (kvreg_register_keys_out()).
+ */
 static int kvreg_register_out(struct kvreg_file *kf, struct kvreg_reg *reg,
 			      struct kvreg_register *arg, bool dup,
-			      struct kvreg_error *err)
+			      struct kvreg_keys *keys, struct kvreg_error *err)
 {
-	int nkeys;
+	int ret;
 
 	lockdep_assert_held(&kf->lock);
-	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
-				arg->key_size);
-	if (nkeys < 0)
-		return kvreg_keys_error(err, nkeys);
+	ret = kvreg_keys_snap(reg, arg->keys_capacity, keys);
+	if (ret)
+		return kvreg_keys_error(err, ret);
 	if (dup)
 		reg->refs++;
 	arg->handle = reg->handle;
-	arg->nkeys = nkeys;
+	arg->nkeys = keys->n;
 	arg->refs = reg->refs;
 	arg->out_flags = kvreg_out_flags(reg) |
 			 (dup ? KVREG_REG_OUT_DUPLICATE : 0);
 	return 0;
+}
+
+/*
+ * Without kf->lock, which a CM callback takes: a key buffer on a slow or
+ * faulting mapping (userfaultfd, FUSE) stalls this caller alone. A buffer
+ * that cannot take them gives back the reference just handed out, as if
+ * REGISTER had not been called.
+ */
+static int kvreg_register_keys_out(struct kvreg_file *kf,
+				   struct kvreg_register *arg,
+				   struct kvreg_keys *keys,
+				   struct kvreg_error *err)
+{
+	struct kvreg_error ignored;
+	int ret;
+
+	ret = kvreg_keys_put_user(keys, arg->keys, arg->key_size);
+	if (!ret)
+		return 0;
+	kvreg_deregister(kf, arg->handle, &ignored);
+	arg->handle = KVREG_HANDLE_NONE;
+	arg->nkeys = 0;
+	arg->refs = 0;
+	arg->out_flags = 0;
+	return kvreg_keys_error(err, ret);
 }
 
 /*
@@ -192,33 +220,42 @@ static void kvreg_snap_keys(struct kvreg_reg_dev *rd, struct kvreg_key *keys,
 }
 
 /*
- * Caller holds kf->lock, so @reg stays. The keys are copied to the user
- * without teardown_rwsem held: a fault there (or userfaultfd) must not
- * hold up device removal.
+ * Caller holds kf->lock, so @reg stays: up to @capacity of its keys into
+ * @k, all of them counted. No user memory is touched here.
  */
-int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
-		    u32 key_size)
+int kvreg_keys_snap(struct kvreg_reg *reg, u32 capacity, struct kvreg_keys *k)
 {
-	struct kvreg_key *keys = NULL;
-	u32 i, n = 0, room = 0;
-	int ret = 0;
+	u32 i, room = 0;
 
 	/* Arrays only shrink once published: this bounds what is copied. */
 	for (i = 0; i < reg->nr_devs; i++)
 		room += READ_ONCE(reg->devs[i].nr_mrs);
-	room = min(room, capacity);
-	if (room) {
-		keys = kvmalloc_array(room, sizeof(*keys), GFP_KERNEL);
-		if (!keys)
+	k->room = min(room, capacity);
+	k->n = 0;
+	k->keys = NULL;
+	if (k->room) {
+		k->keys = kvmalloc_array(k->room, sizeof(*k->keys),
+					 GFP_KERNEL_ACCOUNT);
+		if (!k->keys)
 			return -ENOMEM;
 	}
 	for (i = 0; i < reg->nr_devs; i++)
-		kvreg_snap_keys(&reg->devs[i], keys, room, &n);
-	for (i = 0; i < min(n, room) && !ret; i++)
-		ret = kvreg_copy_entry(uptr, key_size, i, &keys[i],
-				       sizeof(*keys));
-	kvfree(keys);
-	return ret ?: n;
+		kvreg_snap_keys(&reg->devs[i], k->keys, k->room, &k->n);
+	return 0;
+}
+
+/* With no lock held: what kvreg_keys_snap() took, out, and freed. */
+int kvreg_keys_put_user(struct kvreg_keys *k, u64 uptr, u32 key_size)
+{
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; i < min(k->n, k->room) && !ret; i++)
+		ret = kvreg_copy_entry(uptr, key_size, i, &k->keys[i],
+				       sizeof(*k->keys));
+	kvfree(k->keys);
+	k->keys = NULL;
+	return ret;
 }
 
 /*
@@ -227,6 +264,7 @@ int kvreg_copy_keys(struct kvreg_reg *reg, u64 uptr, u32 capacity,
  */
 static int kvreg_register_again(struct kvreg_file *kf,
 				struct kvreg_register *arg, u64 mask,
+				struct kvreg_keys *keys,
 				struct kvreg_error *err)
 {
 	struct kvreg_reg *same;
@@ -235,7 +273,7 @@ static int kvreg_register_again(struct kvreg_file *kf,
 	mutex_lock(&kf->lock);
 	same = kvreg_find_same(kf, arg, mask, err, &ret);
 	if (same)
-		ret = kvreg_register_out(kf, same, arg, true, err) ?: 1;
+		ret = kvreg_register_out(kf, same, arg, true, keys, err) ?: 1;
 	mutex_unlock(&kf->lock);
 	return ret;
 }
@@ -344,6 +382,7 @@ static int kvreg_reg_map(struct kvreg_reg *reg, struct kvreg_error *err)
  */
 static int kvreg_reg_publish(struct kvreg_file *kf, struct kvreg_reg *reg,
 			     struct kvreg_register *arg,
+			     struct kvreg_keys *keys,
 			     struct kvreg_error *err)
 {
 	struct kvreg_reg *same;
@@ -353,7 +392,7 @@ static int kvreg_reg_publish(struct kvreg_file *kf, struct kvreg_reg *reg,
 	mutex_lock(&kf->lock);
 	same = kvreg_find_same(kf, arg, reg->dev_mask, err, &ret);
 	if (same)
-		ret = kvreg_register_out(kf, same, arg, true, err) ?: 1;
+		ret = kvreg_register_out(kf, same, arg, true, keys, err) ?: 1;
 	if (same || ret)
 		goto out_unlock;
 	ret = xa_alloc_cyclic(&kf->regs, &id, reg, xa_limit_31b,
@@ -365,7 +404,7 @@ static int kvreg_reg_publish(struct kvreg_file *kf, struct kvreg_reg *reg,
 	}
 	reg->handle = id;
 	kvreg_range_insert(kf, reg);
-	ret = kvreg_register_out(kf, reg, arg, false, err);
+	ret = kvreg_register_out(kf, reg, arg, false, keys, err);
 	if (ret) {
 		kvreg_range_remove(kf, reg);
 		xa_erase(&kf->regs, id);
@@ -387,6 +426,7 @@ static int kvreg_register_timed(struct kvreg_file *kf,
 				struct kvreg_error *err)
 {
 	u64 present = kvreg_devices_present();
+	struct kvreg_keys keys = {};
 	struct kvreg_reg *reg;
 	u64 mask, t0;
 	int ret;
@@ -401,9 +441,10 @@ static int kvreg_register_timed(struct kvreg_file *kf,
 	if (ret || !arg->length)
 		return ret;
 	mask = arg->device_mask ? arg->device_mask : present;
-	ret = kvreg_register_again(kf, arg, mask, err);
+	ret = kvreg_register_again(kf, arg, mask, &keys, err);
 	if (ret)
-		return ret < 0 ? ret : 0;
+		return ret < 0 ? ret : kvreg_register_keys_out(kf, arg, &keys,
+							       err);
 
 	reg = kvreg_reg_alloc(kf, arg, mask, err);
 	if (!reg)
@@ -420,16 +461,18 @@ static int kvreg_register_timed(struct kvreg_file *kf,
 	if (ret)
 		goto err_undo;
 	t0 = kvreg_stage_begin();
-	ret = kvreg_reg_publish(kf, reg, arg, err);
-	kvreg_stage_end(KVREG_STAGE_PUBLISH, t0);
+	ret = kvreg_reg_publish(kf, reg, arg, &keys, err);
 	if (ret)
 		goto err_undo;
-	return 0;
+	ret = kvreg_register_keys_out(kf, arg, &keys, err);
+	kvreg_stage_end(KVREG_STAGE_PUBLISH, t0);
+	return ret;
 
 err_undo:
-	/* A duplicate that won the race was handed out instead: success. */
+	kvreg_stage_end(KVREG_STAGE_PUBLISH, t0);
 	kvreg_reg_undo(reg);
-	return ret < 0 ? ret : 0;
+	/* A duplicate that won the race was handed out instead. */
+	return ret < 0 ? ret : kvreg_register_keys_out(kf, arg, &keys, err);
 err_put:
 	kvreg_reg_put_devs(reg);
 	return ret;
@@ -499,8 +542,9 @@ struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle)
 int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
 		struct kvreg_error *err)
 {
+	struct kvreg_keys keys;
 	struct kvreg_reg *reg;
-	int nkeys, ret = 0;
+	int ret = 0;
 	u32 i;
 
 	if (arg->flags)
@@ -530,13 +574,16 @@ int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
 			arg->device_mask |= BIT_ULL(reg->devs[i].dev->index);
 	arg->refs = reg->refs;
 	arg->out_flags = kvreg_out_flags(reg);
-	nkeys = kvreg_copy_keys(reg, arg->keys, arg->keys_capacity,
-				arg->key_size);
-	if (nkeys < 0) {
-		ret = kvreg_keys_error(err, nkeys);
+	ret = kvreg_keys_snap(reg, arg->keys_capacity, &keys);
+	if (ret) {
+		ret = kvreg_keys_error(err, ret);
 		goto out;
 	}
-	arg->nkeys = nkeys;
+	arg->nkeys = keys.n;
+	mutex_unlock(&kf->lock);
+	/* Not under the lock: see kvreg_register_keys_out(). */
+	ret = kvreg_keys_put_user(&keys, arg->keys, arg->key_size);
+	return ret ? kvreg_keys_error(err, ret) : 0;
 out:
 	mutex_unlock(&kf->lock);
 	return ret;
@@ -544,6 +591,7 @@ out:
 
 void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st)
 {
+	struct kvreg_conn *conn;
 	struct kvreg_reg *reg;
 	unsigned long id;
 	u32 i;
@@ -556,6 +604,8 @@ void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st)
 			if (READ_ONCE(reg->devs[i].live))
 				st->file_mrs += READ_ONCE(reg->devs[i].nr_mrs);
 	}
+	list_for_each_entry(conn, &kf->conns, file_node)
+		st->file_conns++;
 	mutex_unlock(&kf->lock);
 	kvreg_acct_stats(kf->km, st);
 }

@@ -10,12 +10,15 @@
 
 #include "kvreg.h"
 
-/* The largest descriptor IMPORT reads: a path per slot, every chunk. */
-#define KVREG_DESC_MAX_SIZE						\
-	(sizeof(struct kvreg_desc_head) +				\
-	 KVREG_DESC_MAX_PATHS * sizeof(struct kvreg_desc_path) +	\
-	 (size_t)KVREG_DESC_MAX_CHUNKS * sizeof(struct kvreg_desc_chunk))
 #define KVREG_MAX_TIMEOUT_MS	60000
+
+/* The largest descriptor IMPORT reads: a path per slot, @chunks chunks. */
+static size_t kvreg_desc_max_size(u64 chunks)
+{
+	return sizeof(struct kvreg_desc_head) +
+	       KVREG_DESC_MAX_PATHS * sizeof(struct kvreg_desc_path) +
+	       (size_t)chunks * sizeof(struct kvreg_desc_chunk);
+}
 
 static int kvreg_export_check(struct kvreg_file *kf, struct kvreg_export *arg,
 			      struct kvreg_endpoint **epp,
@@ -60,13 +63,63 @@ struct kvreg_export_paths {
 	const struct kvreg_export_dev *eds[KVREG_DESC_MAX_PATHS];
 	struct kvreg_dev *devs[KVREG_DESC_MAX_PATHS];
 	struct kvreg_net_addr addrs[KVREG_DESC_MAX_PATHS];
+	/* Whose teardown_rwsem is held, by device index. */
+	u32 nr_locked;
+	struct kvreg_dev *locked[KVREG_DESC_MAX_PATHS];
 };
+
+/*
+ * The devices of @ep's live listeners, each once, their teardown_rwsems
+ * taken for read in device index order: two EXPORTs whose listeners are
+ * in opposite orders, with removals waiting to write, cannot deadlock.
+ */
+static void kvreg_export_lock_devs(struct kvreg_endpoint *ep,
+				   struct kvreg_export_paths *ps)
+{
+	u32 l, i, j;
+
+	for (l = 0; l < ep->nr_listeners; l++) {
+		struct kvreg_dev *kdev = ep->listeners[l]->dev;
+
+		if (!READ_ONCE(ep->listeners[l]->cm_id))
+			continue;
+		for (i = 0; i < ps->nr_locked; i++)
+			if (ps->locked[i]->index >= kdev->index)
+				break;
+		if (i < ps->nr_locked && ps->locked[i] == kdev)
+			continue;
+		for (j = ps->nr_locked; j > i; j--)
+			ps->locked[j] = ps->locked[j - 1];
+		ps->locked[i] = kdev;
+		ps->nr_locked++;
+	}
+	/* A class per position: lockdep sees no recursion, and none is. */
+	for (i = 0; i < ps->nr_locked; i++)
+		down_read_nested(&ps->locked[i]->teardown_rwsem, i);
+}
+
+static bool kvreg_export_locked(const struct kvreg_export_paths *ps,
+				const struct kvreg_dev *kdev)
+{
+	u32 i;
+
+	for (i = 0; i < ps->nr_locked; i++)
+		if (ps->locked[i] == kdev)
+			return true;
+	return false;
+}
+
+static void kvreg_export_unlock(struct kvreg_export_paths *ps)
+{
+	while (ps->nr_locked--)
+		up_read(&ps->locked[ps->nr_locked]->teardown_rwsem);
+}
 
 /*
  * With ep->mutex held: one path per listener that is up on a device the
  * export has live MRs on, one per device (a device's rkeys are the same
- * whichever of its addresses is used). Each device's teardown_rwsem is
- * held for read on return, in path order, for kvreg_export_unlock().
+ * whichever of its addresses is used), in listener order. Every device's
+ * teardown_rwsem is held for read on return, for kvreg_export_unlock().
  */
 static int kvreg_export_lock(struct kvreg_endpoint *ep,
 			     struct kvreg_exported *ex,
@@ -76,6 +129,7 @@ static int kvreg_export_lock(struct kvreg_endpoint *ep,
 	u32 l, p, first_dev = KVREG_NO_DEVICE_INDEX;
 
 	lockdep_assert_held(&ep->mutex);
+	kvreg_export_lock_devs(ep, ps);
 	for (l = 0; l < ep->nr_listeners; l++) {
 		struct kvreg_listener *ln = ep->listeners[l];
 		struct kvreg_dev *kdev = ln->dev;
@@ -86,15 +140,12 @@ static int kvreg_export_lock(struct kvreg_endpoint *ep,
 		for (p = 0; p < ps->nr; p++)
 			if (ps->devs[p] == kdev)
 				break;
-		if (p < ps->nr || !READ_ONCE(ln->cm_id))
+		if (p < ps->nr || !READ_ONCE(ln->cm_id) ||
+		    !kvreg_export_locked(ps, kdev))
 			continue;
-		/* A class per path: lockdep sees no recursion, and none is. */
-		down_read_nested(&kdev->teardown_rwsem, ps->nr);
 		ed = kdev->dead ? NULL : kvreg_exported_on(ex, kdev);
-		if (!ed) {
-			up_read(&kdev->teardown_rwsem);
+		if (!ed)
 			continue;
-		}
 		ps->eds[ps->nr] = ed;
 		ps->devs[ps->nr] = kdev;
 		ps->addrs[ps->nr] = ln->addr;
@@ -105,12 +156,6 @@ static int kvreg_export_lock(struct kvreg_endpoint *ep,
 		return 0;
 	kvreg_set_error(err, KVREG_REASON_NO_DEVICE, first_dev);
 	return -ENODEV;
-}
-
-static void kvreg_export_unlock(struct kvreg_export_paths *ps)
-{
-	while (ps->nr--)
-		up_read(&ps->devs[ps->nr]->teardown_rwsem);
 }
 
 int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
@@ -145,7 +190,7 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 	mutex_lock(&ep->mutex);
 	ret = kvreg_export_lock(ep, ex, &ps, err);
 	if (ret)
-		goto out_ep;
+		goto out_rwsem;
 	size = kvreg_desc_size(ps.nr, ps.chunks);
 	if (arg->desc_capacity < size) {
 		kvreg_bad_arg(err, KVREG_ARG_DESCRIPTOR);
@@ -164,7 +209,6 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 	kvreg_desc_build(blob, size, ex, ps.eds, ps.addrs, ps.nr, ep->secret);
 out_rwsem:
 	kvreg_export_unlock(&ps);
-out_ep:
 	mutex_unlock(&ep->mutex);
 out_unlock:
 	mutex_unlock(&kf->ep_mutex);
@@ -229,6 +273,8 @@ static void kvreg_rregion_release(struct kref *ref)
 	if (rr->peer)
 		kvreg_peer_put(rr->peer);
 	kvreg_rpaths_free(rr->paths, KVREG_DESC_MAX_PATHS);
+	if (rr->km)
+		kvreg_caps_uncharge_import(rr->km, rr->charged_chunks);
 	kfree(rr);
 }
 
@@ -251,19 +297,29 @@ struct kvreg_rregion *kvreg_rregion_get(struct kvreg_file *kf, u64 handle)
 	return rr;
 }
 
-static int kvreg_import_check(struct kvreg_import *arg,
+static int kvreg_import_check(struct kvreg_import *arg, u64 max_chunks,
 			      struct kvreg_error *err)
 {
+	size_t max_size = kvreg_desc_max_size(max_chunks);
+
 	if (arg->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->reserved || arg->remote || arg->length || arg->access ||
 	    arg->device_index || arg->rails || arg->paths)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
-	if (!arg->desc_size || arg->desc_size > KVREG_DESC_MAX_SIZE) {
-		/* request above limit: too large; zero: nothing given. */
+	/* Refused before it is copied: the copy alone could be 200 MiB. */
+	if (arg->desc_size > max_size) {
+		kvreg_set_error(err, KVREG_REASON_DESC_CHUNK_LIMIT,
+				KVREG_NO_DEVICE_INDEX);
+		err->argument = KVREG_ARG_DESCRIPTOR;
+		err->request = (arg->desc_size - kvreg_desc_max_size(0)) /
+			       sizeof(struct kvreg_desc_chunk);
+		err->limit = max_chunks;
+		return -E2BIG;
+	}
+	if (!arg->desc_size) {
 		kvreg_bad_arg(err, KVREG_ARG_DESCRIPTOR);
-		err->request = arg->desc_size;
-		err->limit = KVREG_DESC_MAX_SIZE;
+		err->limit = max_size;
 		return -EINVAL;
 	}
 	if (arg->timeout_ms > KVREG_MAX_TIMEOUT_MS) {
@@ -279,13 +335,16 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 		 struct kvreg_error *err)
 {
 	u32 timeout = arg->timeout_ms ?: KVREG_CONNECT_TIMEOUT_MS;
+	u64 max_chunks = min_t(u64, READ_ONCE(kvreg_max_desc_chunks),
+			       (u64)KVREG_DESC_MAX_PATHS *
+			       KVREG_DESC_MAX_CHUNKS);
 	struct kvreg_desc desc = {};
 	struct kvreg_rregion *rr;
 	u32 handle, rails, dev;
 	void *blob;
 	int ret;
 
-	ret = kvreg_import_check(arg, err);
+	ret = kvreg_import_check(arg, max_chunks, err);
 	if (ret)
 		return ret;
 	blob = vmemdup_user(u64_to_user_ptr(arg->desc), arg->desc_size);
@@ -299,7 +358,7 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 				KVREG_NO_DEVICE_INDEX);
 		return ret;
 	}
-	ret = kvreg_desc_parse(blob, arg->desc_size, &desc, err);
+	ret = kvreg_desc_parse(blob, arg->desc_size, max_chunks, &desc, err);
 	kvfree(blob);
 	if (ret)
 		return ret;
@@ -312,6 +371,15 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 		return -ENOMEM;
 	}
 	kref_init(&rr->ref);
+	/* Charged for every chunk it may keep, before it connects. */
+	ret = kvreg_caps_charge_import(kf->km, desc.nr_chunks, err);
+	if (ret) {
+		kvreg_rpaths_free(desc.paths, desc.nr_paths);
+		kfree(rr);
+		return ret;
+	}
+	rr->km = kf->km;
+	rr->charged_chunks = desc.nr_chunks;
 	rr->length = desc.length;
 	rr->access = desc.access;
 	/* Connecting takes seconds at worst: not under the file's lock. */
@@ -323,7 +391,8 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 		goto err_free;
 
 	mutex_lock(&kf->lock);
-	ret = xa_alloc(&kf->remotes, &handle, rr, xa_limit_32b, GFP_KERNEL);
+	ret = xa_alloc(&kf->remotes, &handle, rr, xa_limit_32b,
+		       GFP_KERNEL_ACCOUNT);
 	mutex_unlock(&kf->lock);
 	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,

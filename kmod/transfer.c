@@ -6,16 +6,18 @@
  * kvreg hands out are proven, and where the data path grows.
  */
 #include <linux/capability.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 
 #include "kvreg.h"
 
 /*
  * One chain of work requests never moves more than this, so that
- * KVREG_WR_TIMEOUT bounds a fixed amount of work, not a whole transfer:
- * a 40 MiB chain outlasted it under KASAN and emulation. On a real
+ * op_timeout_ms bounds a fixed amount of work, not a whole transfer:
+ * a 40 MiB chain outlasted 30 s under KASAN and emulation. On a real
  * device 8 MiB is a millisecond's work, and the wait between chains
- * costs one completion per 8 MiB.
+ * costs one completion per 8 MiB. A fatal signal ends the transfer
+ * between chains, or within one (flushed).
  */
 #define KVREG_CHAIN_BYTES	SZ_8M
 
@@ -140,6 +142,10 @@ int kvreg_target_at(struct kvreg_target *t, struct kvreg_transfer *arg,
 
 u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer)
 {
+	if (ret == -EINTR)
+		return KVREG_REASON_INTERRUPTED;
+	if (ret == -ETIMEDOUT)
+		return KVREG_REASON_OP_TIMEOUT;
 	if (peer && (ret == -ENOTCONN ||
 		     wc_status == IB_WC_RETRY_EXC_ERR ||
 		     wc_status == IB_WC_RNR_RETRY_EXC_ERR ||
@@ -147,8 +153,6 @@ u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer)
 		return KVREG_REASON_CONN_LOST;
 	if (peer && wc_status == IB_WC_REM_ACCESS_ERR)
 		return KVREG_REASON_REMOTE_ACCESS;
-	if (peer && ret == -ETIMEDOUT)
-		return KVREG_REASON_CONN_TIMEOUT;
 	if (ret == -EIO)
 		return KVREG_REASON_TRANSFER_FAILED;
 	if (ret == -ENETDOWN)
@@ -172,8 +176,15 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	int ret = 0;
 	u32 n, rkey;
 
+	unsigned long timeout =
+		msecs_to_jiffies(max(READ_ONCE(kvreg_op_timeout_ms), 1U));
+
 	mutex_lock(&q->mutex);
 	while (left && !ret) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		chained = 0;
 		for (n = 0; n < KVREG_WR_BATCH && left &&
 		     chained < KVREG_CHAIN_BYTES; n++) {
@@ -210,7 +221,8 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 		}
 		if (!ret)
 			ret = kvreg_post_chain(q, &b->wr[0].wr,
-					       &b->wr[n - 1].wr, &wc_status);
+					       &b->wr[n - 1].wr, timeout,
+					       &wc_status);
 	}
 	mutex_unlock(&q->mutex);
 
@@ -218,6 +230,8 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 		kvreg_set_error(err, kvreg_transfer_reason(ret, wc_status,
 							   t->rr),
 				kdev->index);
+		if (err->reason == KVREG_REASON_OP_TIMEOUT)
+			err->limit = jiffies_to_msecs(timeout);
 		err->driver_errno = ret;
 		err->wc_status = wc_status;
 		if (t->conn)
@@ -430,6 +444,12 @@ static int kvreg_transfer_rails(struct kvreg_transfer *arg,
 		/* The answer is this try's, not the one before. */
 		memset(err, 0, sizeof(*err));
 		ret = kvreg_transfer_on_rail(arg, local, t, rail, batch, err);
+		/*
+		 * Refused (a revoked key) or late, its QP is in the error
+		 * state all the same: the rail is connected again.
+		 */
+		if (ret && ret != -ENOTCONN && !kvreg_conn_usable(t->conn))
+			kvreg_rail_kick(rr->peer);
 		if (ret != -ENOTCONN)
 			return ret;
 		kvreg_rail_kick(rr->peer);

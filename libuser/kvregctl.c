@@ -102,6 +102,25 @@ static int kvregctl_stats(struct kvreg *kv)
 		     st.proc_max_pinned_bytes, true);
 	kvregctl_row("  RLIMIT_MEMLOCK", st.memlock_used, st.memlock_limit,
 		     true);
+	kvregctl_row("  endpoints", st.proc_endpoints, st.proc_max_endpoints,
+		     false);
+	kvregctl_row("  imported regions", st.proc_imports,
+		     st.proc_max_imports, false);
+	kvregctl_row("  imported chunks", st.proc_import_chunks,
+		     st.proc_max_import_chunks, false);
+	printf("this open file\n");
+	kvregctl_row("  unreaped operations", st.file_unreaped,
+		     st.max_unreaped, false);
+	printf("  %-24s %12llu\n", "accepted connections",
+	       (unsigned long long)st.file_conns);
+	printf("caps\n");
+	printf("  %-24s %12u\n", "connections per endpoint",
+	       st.max_conns_per_endpoint);
+	printf("  %-24s %12u\n", "  from one peer address",
+	       st.max_conns_per_peer);
+	printf("  %-24s %12llu\n", "chunks per descriptor",
+	       (unsigned long long)st.max_desc_chunks);
+	printf("  %-24s %9u ms\n", "operation deadline", st.op_timeout_ms);
 	printf("host (all processes)\n");
 	kvregctl_row("  pinned", st.host_pinned_bytes,
 		     st.host_max_pinned_bytes, true);

@@ -103,6 +103,22 @@ enum kvreg_reason {
 	KVREG_REASON_TOO_MANY_PIECES	= 46,	/* request: WRs, limit: most */
 	/* UNEXPORT: the registration is not exported through the endpoint. */
 	KVREG_REASON_NOT_EXPORTED	= 47,
+	/*
+	 * Caps (module parameters, shown by KVREG_IOC_STATS): limit is the
+	 * cap, usage what is held, request what the call asked for. A peer
+	 * refused for a connection cap learns it from the REJ (struct
+	 * kvreg_cm_rej), with the same numbers.
+	 */
+	KVREG_REASON_ENDPOINT_LIMIT	= 48,	/* endpoints of the process */
+	KVREG_REASON_ENDPOINT_CONN_LIMIT = 49,	/* connections on an endpoint */
+	KVREG_REASON_PEER_CONN_LIMIT	= 50,	/* from one peer address */
+	KVREG_REASON_IMPORT_LIMIT	= 51,	/* regions it imported */
+	KVREG_REASON_DESC_CHUNK_LIMIT	= 52,	/* chunks in one descriptor */
+	KVREG_REASON_IMPORT_CHUNK_LIMIT	= 53,	/* chunks of all its imports */
+	KVREG_REASON_COMPLETION_LIMIT	= 54,	/* operations not yet reaped */
+	/* No completion within limit ms (op_timeout_ms): flushed. */
+	KVREG_REASON_OP_TIMEOUT		= 55,
+	KVREG_REASON_INTERRUPTED	= 56,	/* a fatal signal: flushed */
 };
 
 /* A limit that does not apply. */
@@ -328,6 +344,7 @@ struct kvreg_transfer {
 
 /* KVREG_IOC_STATS: usage against every limit that applies to the caller. */
 #define KVREG_STATS_SIZE_VER0	144
+#define KVREG_STATS_SIZE_VER1	232
 struct kvreg_stats {
 	__u32 size;
 	__u32 flags;
@@ -357,6 +374,21 @@ struct kvreg_stats {
 	__u32 device_mr_reserve_percent;	/* share of max_mr kept free */
 	__u32 page_size;	/* bytes of the pages counted above */
 	__u64 host_pinned_bytes;	/* what host_max_pinned_bytes limits */
+	/* VER1: the caps on what a process or a peer makes kvreg allocate. */
+	__u64 proc_endpoints;
+	__u64 proc_max_endpoints;
+	__u64 proc_imports;		/* imported regions */
+	__u64 proc_max_imports;
+	__u64 proc_import_chunks;	/* their chunks (remote MRs) */
+	__u64 proc_max_import_chunks;
+	__u64 max_desc_chunks;		/* in one descriptor */
+	__u64 file_conns;		/* accepted on this file's endpoints */
+	__u32 max_conns_per_endpoint;
+	__u32 max_conns_per_peer;	/* per endpoint and peer address */
+	__u32 file_unreaped;		/* submitted operations not reaped */
+	__u32 max_unreaped;
+	__u32 op_timeout_ms;		/* an operation's deadline */
+	__u32 reserved;
 };
 
 #define KVREG_BUDGET_F_MRS	(1U << 0)	/* set max_mrs */
@@ -503,7 +535,7 @@ struct kvreg_listen {
 	__u32 device_index;	/* out: the device that owns the address */
 	struct kvreg_net_addr addr;	/* in; out: the port bound */
 	__u64 endpoint;		/* out: handle, for EXPORT (in: to add to) */
-	__u32 backlog;		/* 0: the kernel's default */
+	__u32 backlog;		/* 0: the kernel's default; at most 1024 */
 	__u32 reserved;
 };
 
@@ -776,6 +808,12 @@ struct kvreg_cm_rej {
 	__le32 magic;
 	__le16 version;		/* the highest the refusing side speaks */
 	__le16 reason;		/* enum kvreg_reason */
+	/*
+	 * Since kvreg 1.7 (same version: a reader takes what the length
+	 * holds): a cap's numbers, as in struct kvreg_error.
+	 */
+	__le32 limit;
+	__le32 usage;
 };
 
 /*

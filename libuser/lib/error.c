@@ -196,6 +196,38 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_NOT_EXPORTED, "not exported through that endpoint",
 	  "there is nothing to revoke: it was never exported there, or was "
 	  "revoked already (unexported, deregistered)" },
+	{ KVREG_REASON_ENDPOINT_LIMIT, "too many endpoints",
+	  "close endpoints this process no longer uses (kvreg_unlisten()), "
+	  "or have an administrator raise kvreg.max_endpoints_per_process" },
+	{ KVREG_REASON_ENDPOINT_CONN_LIMIT,
+	  "endpoint accepts no more connections",
+	  "importers of this endpoint hold too many connections: unimport "
+	  "regions no longer used, or have the exporting node's "
+	  "administrator raise kvreg.max_conns_per_endpoint" },
+	{ KVREG_REASON_PEER_CONN_LIMIT,
+	  "endpoint accepts no more connections from this node",
+	  "processes of this node hold too many connections to the "
+	  "endpoint: share one import per process, or have the exporting "
+	  "node's administrator raise kvreg.max_conns_per_peer" },
+	{ KVREG_REASON_IMPORT_LIMIT, "too many imported regions",
+	  "unimport regions no longer used (kvreg_unimport()), or have an "
+	  "administrator raise kvreg.max_imports_per_process" },
+	{ KVREG_REASON_DESC_CHUNK_LIMIT, "descriptor lists too many chunks",
+	  "the exporter's registration is split into more MRs than this "
+	  "node takes: register it backed by huge pages, export a smaller "
+	  "one, or raise kvreg.max_desc_chunks on this node" },
+	{ KVREG_REASON_IMPORT_CHUNK_LIMIT, "imported regions hold too many "
+	  "chunks",
+	  "unimport regions no longer used, or have an administrator raise "
+	  "kvreg.max_import_chunks_per_process" },
+	{ KVREG_REASON_COMPLETION_LIMIT, "too many operations not reaped",
+	  "reap completions (kvreg_reap()) before submitting more" },
+	{ KVREG_REASON_OP_TIMEOUT, "operation timed out",
+	  "its work requests did not complete in time and were flushed: "
+	  "check the device and the peer ('kvregctl conns'), or raise "
+	  "kvreg.op_timeout_ms" },
+	{ KVREG_REASON_INTERRUPTED, "interrupted",
+	  "the caller got a fatal signal; what was in flight was flushed" },
 	{ KVREG_REASON_MODULE_NOT_LOADED, "kvreg module not loaded",
 	  "load it with 'modprobe kvreg' (install it with DKMS, see the "
 	  "README)" },
@@ -459,6 +491,30 @@ static bool kvreg_format_remote(const struct kvreg_error *err, char *buf,
 			 (unsigned long long)err->usage,
 			 (unsigned long long)err->limit,
 			 (unsigned long long)err->request);
+		return true;
+	case KVREG_REASON_ENDPOINT_CONN_LIMIT:
+	case KVREG_REASON_PEER_CONN_LIMIT:
+		snprintf(buf, size, ": peer%s has %llu of %llu connections",
+			 at, (unsigned long long)err->usage,
+			 (unsigned long long)err->limit);
+		return true;
+	case KVREG_REASON_ENDPOINT_LIMIT:
+	case KVREG_REASON_IMPORT_LIMIT:
+	case KVREG_REASON_IMPORT_CHUNK_LIMIT:
+	case KVREG_REASON_COMPLETION_LIMIT:
+		snprintf(buf, size, ": %llu of %llu in use, this call needs "
+			 "%llu more", (unsigned long long)err->usage,
+			 (unsigned long long)err->limit,
+			 (unsigned long long)err->request);
+		return true;
+	case KVREG_REASON_DESC_CHUNK_LIMIT:
+		snprintf(buf, size, ": %llu chunks, at most %llu",
+			 (unsigned long long)err->request,
+			 (unsigned long long)err->limit);
+		return true;
+	case KVREG_REASON_OP_TIMEOUT:
+		snprintf(buf, size, ": no completion within %llu ms",
+			 (unsigned long long)err->limit);
 		return true;
 	case KVREG_REASON_TOO_MANY_PIECES:
 		snprintf(buf, size, ": %llu bytes would need more than %llu "

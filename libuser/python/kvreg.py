@@ -109,7 +109,14 @@ class _Stats(ctypes.Structure):
             "proc_max_mrs", "memlock_limit", "memlock_used")] + [
         ("device_mr_reserve_percent", ctypes.c_uint32),
         ("page_size", ctypes.c_uint32),
-        ("host_pinned_bytes", ctypes.c_uint64)]
+        ("host_pinned_bytes", ctypes.c_uint64)] + [
+        (name, ctypes.c_uint64) for name in (
+            "proc_endpoints", "proc_max_endpoints", "proc_imports",
+            "proc_max_imports", "proc_import_chunks",
+            "proc_max_import_chunks", "max_desc_chunks", "file_conns")] + [
+        (name, ctypes.c_uint32) for name in (
+            "max_conns_per_endpoint", "max_conns_per_peer", "file_unreaped",
+            "max_unreaped", "op_timeout_ms", "reserved")]
 
 
 class _NetAddr(ctypes.Structure):
@@ -188,7 +195,10 @@ _REASONS = {
     39: "ConnectionRejected", 40: "ConnectionTimeout",
     41: "ConnectionLost", 42: "RemoteAccess", 43: "AddressInUse",
     44: "UnknownEndpoint", 45: "QueueFull", 46: "TooManyPieces",
-    47: "NotExported",
+    47: "NotExported", 48: "EndpointLimit", 49: "EndpointConnectionLimit",
+    50: "PeerConnectionLimit", 51: "ImportLimit",
+    52: "DescriptorChunkLimit", 53: "ImportChunkLimit",
+    54: "CompletionLimit", 55: "OperationTimeout", 56: "Interrupted",
     1000: "ModuleNotLoaded", 1001: "AbiMismatch", 1002: "NotOpen",
     1003: "DeviceAccess", 1004: "NoMemory", 1005: "BadFileDescriptor",
 }
