@@ -121,6 +121,7 @@ $(BUILD)/tests/pair/%: tests/pair/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 # The plain-verbs peer uses rdma-core alone, as a user-space engine would.
 $(BUILD)/tests/integration/verbs_peer: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/exports: TEST_LIBS = -lrdmacm -libverbs
+$(BUILD)/tests/integration/caps: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/bench/%: tests/bench/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Itests/common $< -o $@ $(BUILD)/lib/libkvreg.a \

@@ -42,11 +42,11 @@ module_param_named(max_desc_chunks, kvreg_max_desc_chunks, uint, 0644);
 MODULE_PARM_DESC(max_desc_chunks,
 		 "Chunks (remote MRs) one descriptor may list, all paths counted (default 1048576)");
 
-unsigned long kvreg_max_import_chunks_per_process = 16UL << 20;
+unsigned long kvreg_max_import_chunks_per_process = 4UL << 20;
 module_param_named(max_import_chunks_per_process,
 		   kvreg_max_import_chunks_per_process, ulong, 0644);
 MODULE_PARM_DESC(max_import_chunks_per_process,
-		 "Chunks one process's imported regions may hold together, 32 bytes of kernel memory each (default 16777216)");
+		 "Chunks one process's imported regions may hold together, 32 bytes of kernel memory each (default 4194304)");
 
 unsigned int kvreg_max_unreaped = 65536;
 module_param_named(max_unreaped, kvreg_max_unreaped, uint, 0644);

@@ -15,7 +15,9 @@
 #ifndef KVREG_COMPAT_H
 #define KVREG_COMPAT_H
 
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
 #include "kvreg_probes.h"
@@ -154,6 +156,48 @@ static inline void ib_dma_unmap_sgtable_attrs(struct ib_device *dev,
 {
 	ib_dma_unmap_sg_attrs(dev, sgt->sgl, sgt->orig_nents, direction,
 			      dma_attrs);
+}
+#endif
+
+/*
+ * Charging to a memory cgroup other than the caller's, from a task (a CM
+ * callback's or a work item's): set_active_memcg()'s task half, which is
+ * the same on every kernel. Its interrupt half names int_active_memcg,
+ * which 5.10 does not export, so the inline itself cannot be used there.
+ */
+#ifdef CONFIG_MEMCG
+static inline struct mem_cgroup *kvreg_memcg_get_current(void)
+{
+	return get_mem_cgroup_from_mm(current->mm);
+}
+
+static inline void kvreg_memcg_put(struct mem_cgroup *memcg)
+{
+	if (memcg)
+		mem_cgroup_put(memcg);
+}
+
+static inline struct mem_cgroup *kvreg_charge_to(struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *old = current->active_memcg;
+
+	WARN_ON_ONCE(!in_task());
+	current->active_memcg = memcg;
+	return old;
+}
+#else
+static inline struct mem_cgroup *kvreg_memcg_get_current(void)
+{
+	return NULL;
+}
+
+static inline void kvreg_memcg_put(struct mem_cgroup *memcg)
+{
+}
+
+static inline struct mem_cgroup *kvreg_charge_to(struct mem_cgroup *memcg)
+{
+	return NULL;
 }
 #endif
 

@@ -559,12 +559,9 @@ static u16 kvreg_conn_check_req(const struct rdma_cm_event *ev,
 	return 0;
 }
 
-/*
- * CONNECT_REQUEST on @ep, from a listener's CM callback, with the new
- * @id. Non-zero: refused, and the CM destroys @id.
- */
-int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
-		      const struct rdma_cm_event *event)
+static int kvreg_conn_accept_charged(struct kvreg_endpoint *ep,
+				     struct rdma_cm_id *id,
+				     const struct rdma_cm_event *event)
 {
 	struct kvreg_cm_req accept = {
 		.magic = cpu_to_le32(KVREG_CM_MAGIC),
@@ -662,6 +659,21 @@ err_unlock:
 	conn->cm_id = NULL;
 	kvreg_conn_put(conn);
 	return kvreg_conn_reject_cap(id, err.reason, err.limit, err.usage);
+}
+
+/*
+ * CONNECT_REQUEST on @ep, from a listener's CM callback, with the new
+ * @id. Non-zero: refused, and the CM destroys @id. What a peer's
+ * connection allocates is charged to the exporting process's memcg.
+ */
+int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
+		      const struct rdma_cm_event *event)
+{
+	struct mem_cgroup *old = kvreg_charge_to(ep->kf->memcg);
+	int ret = kvreg_conn_accept_charged(ep, id, event);
+
+	kvreg_charge_to(old);
+	return ret;
 }
 
 /* The CM's answer to the step just started: 0 if it is @want. */

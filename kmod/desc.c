@@ -196,9 +196,15 @@ static int kvreg_desc_check_layout(const void *blob, size_t size,
 	    size - at < (size_t)nr_paths * sizeof(*path))
 		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
 	path = blob + at;
-	/* Counted before any table is made for them. */
+	/*
+	 * Counted before any table is made for them: more than the blob
+	 * holds is corrupt, more than the cap is refused as too many.
+	 */
 	for (p = 0; p < nr_paths; p++)
 		total += le32_to_cpu(path[p].nr_chunks);
+	if (total > (size - at - (size_t)nr_paths * sizeof(*path)) /
+		    sizeof(struct kvreg_desc_chunk))
+		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
 	if (total > max_chunks) {
 		kvreg_set_error(err, KVREG_REASON_DESC_CHUNK_LIMIT,
 				KVREG_NO_DEVICE_INDEX);

@@ -215,6 +215,8 @@ static void kvreg_remove_one(struct ib_device *ibdev, void *client_data)
 	 * registration's MRs go before the PD of the file they live in.
 	 */
 	ib_unregister_event_handler(&kdev->event_handler);
+	/* A transfer holding the rwsem stops at its next chain. */
+	WRITE_ONCE(kdev->dying, true);
 	down_write(&kdev->teardown_rwsem);
 	kdev->dead = true;
 	list_for_each_entry_safe_reverse(user, tmp, &kdev->users, node) {

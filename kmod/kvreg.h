@@ -86,6 +86,8 @@ struct kvreg_dev {
 	 */
 	struct rw_semaphore teardown_rwsem;
 	bool dead;
+	/* Set before removal waits for the rwsem; read locklessly. */
+	bool dying;
 
 	/* Protects @users between concurrent users (under the rwsem read). */
 	spinlock_t users_lock;
@@ -519,8 +521,10 @@ struct kvreg_rail {
  * descriptors, shared by every region imported from it with the same
  * device mask. Held by each of those regions; the last put lets every
  * rail go. @lock (a spinlock: the CQ's softirq takes it) protects each
- * rail's @conn, @nr_rails, @retry and @closing; @mutex serialises making
- * and mending rails, and is never taken under @lock or kf->lock.
+ * rail's @conn, @nr_rails, @retry and @closing; @mutex protects adding
+ * rails, each rail's @excluded and mend state, and @mend_ms. It is not
+ * held across a connect (kvreg_rail_connect() drops it), and never taken
+ * under @lock or kf->lock.
  */
 struct kvreg_peer {
 	struct kref ref;
@@ -573,6 +577,12 @@ struct kvreg_file {
 	kuid_t uid;			/* the opener's effective uid */
 	/* The opener's: where rails are connected, from work items too. */
 	struct net *net;
+	/*
+	 * The opener's memory cgroup (a reference, or NULL): what a peer's
+	 * connection or a rail's mend allocates, outside the opener's own
+	 * calls, is charged there.
+	 */
+	struct mem_cgroup *memcg;
 	struct list_head endpoints;	/* kvreg_endpoint.node */
 	struct list_head conns;		/* passive kvreg_conn.file_node */
 	struct xarray remotes;		/* kvreg_rregion, by handle */

@@ -519,6 +519,7 @@ static int kvreg_open(struct inode *inode, struct file *filp)
 	}
 	kf->uid = filp->f_cred->euid;
 	kf->net = get_net(current->nsproxy->net_ns);
+	kf->memcg = kvreg_memcg_get_current();
 	filp->private_data = kf;
 	return nonseekable_open(inode, filp);
 }
@@ -541,6 +542,7 @@ static int kvreg_release(struct inode *inode, struct file *filp)
 	kvreg_conns_release(kf);
 	kvreg_file_release(kf);
 	put_net(kf->net);
+	kvreg_memcg_put(kf->memcg);
 	kvreg_mm_put(kf->km);
 	kfree(kf);
 	return 0;

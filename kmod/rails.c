@@ -64,7 +64,10 @@ static void kvreg_rail_lost(struct kvreg_conn *conn)
 
 /*
  * With peer->mutex held: a new connection on rail @i, in place of the
- * one there (whose counters it carries on). The old one is put outside
+ * one there (whose counters it carries on). The mutex is dropped while
+ * it connects, which may take seconds: another IMPORT of the endpoint,
+ * or the mend, does not wait behind it (if it connects the same rail,
+ * the later connection replaces the earlier). The old one is put outside
  * the lock: its release drains what is still in flight on it, whose
  * completions move it to another rail.
  */
@@ -76,8 +79,11 @@ static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 	unsigned long flags;
 
 	lockdep_assert_held(&peer->mutex);
+	/* @addr of a rail is set once, before the rail is counted. */
+	mutex_unlock(&peer->mutex);
 	conn = kvreg_conn_connect(peer->kf, &rail->addr, peer->secret,
 				  peer->device_mask, timeout_ms, err);
+	mutex_lock(&peer->mutex);
 	if (IS_ERR(conn)) {
 		/* The route leaves through a device the caller ruled out. */
 		if (err->reason == KVREG_REASON_NO_DEVICE)
@@ -150,10 +156,13 @@ static void kvreg_peer_mend(struct work_struct *work)
 	struct kvreg_peer *peer = container_of(to_delayed_work(work),
 					       struct kvreg_peer, mend);
 	struct kvreg_error err;
+	struct mem_cgroup *old;
 	bool down = false;
 	int ret;
 	u32 i;
 
+	/* A rail is the importing process's to pay for, mended or not. */
+	old = kvreg_charge_to(peer->kf->memcg);
 	mutex_lock(&peer->mutex);
 	for (i = 0; i < peer->nr_rails && !READ_ONCE(peer->closing); i++) {
 		if (!kvreg_rail_down(&peer->rails[i]))
@@ -170,6 +179,7 @@ static void kvreg_peer_mend(struct work_struct *work)
 						 KVREG_MEND_MIN_MS,
 						 KVREG_MEND_MAX_MS) : 0);
 	mutex_unlock(&peer->mutex);
+	kvreg_charge_to(old);
 	if (down)
 		kvreg_rail_kick(peer);
 }

@@ -146,6 +146,8 @@ u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer)
 		return KVREG_REASON_INTERRUPTED;
 	if (ret == -ETIMEDOUT)
 		return KVREG_REASON_OP_TIMEOUT;
+	if (ret == -ENODEV)
+		return KVREG_REASON_DEVICE_REMOVED;
 	if (peer && (ret == -ENOTCONN ||
 		     wc_status == IB_WC_RETRY_EXC_ERR ||
 		     wc_status == IB_WC_RNR_RETRY_EXC_ERR ||
@@ -183,6 +185,11 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	while (left && !ret) {
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
+			break;
+		}
+		/* Removal waits for this caller: it waits one chain at most. */
+		if (READ_ONCE(kdev->dying)) {
+			ret = -ENODEV;
 			break;
 		}
 		chained = 0;

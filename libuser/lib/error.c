@@ -494,9 +494,11 @@ static bool kvreg_format_remote(const struct kvreg_error *err, char *buf,
 		return true;
 	case KVREG_REASON_ENDPOINT_CONN_LIMIT:
 	case KVREG_REASON_PEER_CONN_LIMIT:
-		snprintf(buf, size, ": peer%s has %llu of %llu connections",
-			 at, (unsigned long long)err->usage,
-			 (unsigned long long)err->limit);
+		snprintf(buf, size, ": the endpoint at%s holds %llu of %llu "
+			 "connections%s", at, (unsigned long long)err->usage,
+			 (unsigned long long)err->limit,
+			 err->reason == KVREG_REASON_PEER_CONN_LIMIT ?
+			 " from this node" : "");
 		return true;
 	case KVREG_REASON_ENDPOINT_LIMIT:
 	case KVREG_REASON_IMPORT_LIMIT:

@@ -136,8 +136,8 @@ echo madvise > /sys/kernel/mm/transparent_hugepage/defrag
 # Every program in tests/integration runs, in this order: the ones not
 # named here first, alphabetically; then those that need the debug kernel,
 # change module parameters for others or take devices away, last.
-LATE="check_matches fault_inject fuzz device_not_active races device_removal
-      no_device"
+LATE="check_matches caps fault_inject fuzz device_not_active races device_removal
+      removal_remote no_device"
 # test_args NAME: the arguments a test takes, as words.
 test_args() {
 	case $1 in
@@ -146,8 +146,10 @@ test_args() {
 	remote) echo "$BUILD/bin/kvregctl $([ "$MODE" = debug ] && echo 200 ||
 		echo 1000)" ;;
 	fuzz) echo "100000 0x6b767265" ;;	# fixed seed: reproducible
+	# 1,000 connection requests; 400 under KASAN (the cap is 256).
+	caps) echo "$([ "$MODE" = debug ] && echo 400 || echo 1000)" ;;
 	device_not_active) echo kvdummy0 ;;
-	races|device_removal) echo kvdummy1 ;;
+	races|device_removal|removal_remote) echo kvdummy1 ;;
 	no_device) echo "$BUILD/bin/kvregctl kvdummy0 kvdummy1" ;;
 	esac
 }

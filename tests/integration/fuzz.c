@@ -5,8 +5,10 @@
  * (unmapped, kernel, read-only, wrapping, misaligned), endpoints on good
  * and bad addresses, descriptors exported and then imported whole or
  * mutated (connections made and dropped), in any order, with files shared
- * across fork. Every answer must be 0 or an errno kvreg
- * documents, and afterwards nothing may be left pinned or charged.
+ * across fork, under caps low enough to be hit often (endpoints, imports,
+ * chunks, connections, unreaped operations). Every answer must be 0 or an
+ * errno kvreg documents, and afterwards nothing may be left pinned or
+ * charged.
  *   fuzz CALLS [SEED [PROCESSES]]
  */
 #include <signal.h>
@@ -429,8 +431,49 @@ static void worker(int inherited, long calls, uint64_t seed)
 	exit(T_PASS);
 }
 
+/*
+ * Caps low enough for the fuzzer to hit each often; every process's
+ * charge must be given back (the module warns at a process's last close
+ * if one is not, and the runner fails a test whose log has a warning).
+ */
+static const char *const caps[][2] = {
+	{ "max_endpoints_per_process", "3" },
+	{ "max_imports_per_process", "3" },
+	{ "max_import_chunks_per_process", "128" },
+	{ "max_desc_chunks", "64" },
+	{ "max_conns_per_endpoint", "6" },
+	{ "max_conns_per_peer", "4" },
+	{ "max_unreaped", "8" },
+};
+#define NR_CAPS		(sizeof(caps) / sizeof(caps[0]))
+#define CAP_PATH	"/sys/module/kvreg/parameters/"
+
+static void set_caps(unsigned long long *saved)
+{
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < NR_CAPS; i++) {
+		snprintf(path, sizeof(path), CAP_PATH "%s", caps[i][0]);
+		saved[i] = kvt_read_param(path);
+		CHECK(!kvt_put(path, caps[i][1]), "%s", path);
+	}
+}
+
+static void restore_caps(const unsigned long long *saved)
+{
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < NR_CAPS; i++) {
+		snprintf(path, sizeof(path), CAP_PATH "%s", caps[i][0]);
+		kvt_write_param(path, saved[i]);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	unsigned long long saved[NR_CAPS];
 	long calls = argc > 1 ? atol(argv[1]) : 100000;
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) :
 			(uint64_t)time(NULL);
@@ -442,6 +485,7 @@ int main(int argc, char **argv)
 	printf("fuzz: %ld calls from %d processes, seed %#llx\n", calls, procs,
 	       (unsigned long long)seed);
 	CHECK(shared >= 0, "open");
+	set_caps(saved);
 	fflush(stdout);
 	for (i = 0; i < procs; i++) {
 		pid_t pid = fork();
@@ -455,6 +499,7 @@ int main(int argc, char **argv)
 		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
 	}
 	close(shared);
+	restore_caps(saved);
 	CHECK(!failed, "a fuzz process failed (seed %#llx)",
 	      (unsigned long long)seed);
 	kvt_check_unchanged(kv, &before, "after fuzzing");

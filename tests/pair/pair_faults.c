@@ -9,10 +9,14 @@
  * the connection is LOST for later ones.
  * The exporter's own end of the connection is LOST within the bound
  * too: with its link down no DREQ reaches it, only its keepalive can.
+ * While it is LOST and the link down, another process's close and a
+ * kill -9 of a third return within 2 s: they wait for no one else's.
  *   pair_faults export DIR ADDR NETDEV RXE
  *   pair_faults import DIR
  */
 #include <arpa/inet.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "kvpair.h"
 
@@ -57,6 +61,83 @@ static double passive_gone(struct kvreg *kv, double bound)
 		usleep(100 * 1000);
 	} while (kvt_now() - t0 < bound);
 	return -1;
+}
+
+/* A child's exit status within @limit s, or -1: it is stuck. */
+static int wait_child(pid_t pid, double limit, double *took)
+{
+	double t0 = kvt_now();
+	int status;
+
+	while (kvt_now() - t0 < limit) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			*took = kvt_now() - t0;
+			return WIFEXITED(status) ? WEXITSTATUS(status) :
+			       128 + WTERMSIG(status);
+		}
+		usleep(10 * 1000);
+	}
+	return -1;
+}
+
+/*
+ * In a child: a file of its own, as any user (with the only device's
+ * link down it can register nothing).
+ */
+static struct kvreg *other_user(void)
+{
+	struct kvreg *kv = kvt_open();
+	struct kvreg_error err;
+	struct kvreg_stats st;
+
+	CHECK_OK(kvreg_stats(kv, &st, &err), &err);
+	return kv;
+}
+
+/*
+ * This process's end of a connection is LOST and its port down: the
+ * work that lets it go waits for the port. Another process's close, and
+ * a kill -9 of a third, must not wait with it.
+ */
+static void others_not_held(void)
+{
+	double took;
+	int ack[2], ret;
+	pid_t pid;
+	char b;
+
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		kvreg_close(other_user());
+		_exit(T_PASS);
+	}
+	ret = wait_child(pid, 10, &took);
+	CHECK(ret == T_PASS && took < 2.0, "another process's open and "
+	      "close, with a LOST connection behind a down link: status %d "
+	      "after %.1f s (more than 10 s: -1)", ret, took);
+	printf("exporter: another process opened and closed in %.2f s\n",
+	       took);
+
+	CHECK(!pipe(ack), "pipe");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		other_user();
+		CHECK(write(ack[1], "r", 1) == 1, "ack");
+		pause();
+		_exit(T_FAIL);
+	}
+	CHECK(read(ack[0], &b, 1) == 1, "the third process did not start");
+	close(ack[0]);
+	close(ack[1]);
+	kill(pid, SIGKILL);
+	ret = wait_child(pid, 10, &took);
+	CHECK(ret == 128 + SIGKILL && took < 2.0, "kill -9 of a process with "
+	      "kvreg open: status %d after %.1f s (more than 10 s: -1)",
+	      ret, took);
+	printf("exporter: a process killed with SIGKILL was gone in %.2f s\n",
+	       took);
 }
 
 /* Register @pool on every device, listen, and write the descriptor. */
@@ -115,6 +196,7 @@ static int exporter(const char *dir, const char *addr, const char *netdev,
 	      BOUND_S);
 	printf("exporter: its end of the connection let go %.1f s after the "
 	       "link went down\n", gone);
+	others_not_held();
 	get_step(dir, "done-link", b, sizeof(b));
 	snprintf(cmd, sizeof(cmd), "ip link set %s up", netdev);
 	run(cmd);
