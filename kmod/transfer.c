@@ -234,8 +234,10 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	mutex_unlock(&q->mutex);
 
 	if (ret) {
-		kvreg_set_error(err, kvreg_transfer_reason(ret, wc_status,
-							   t->rr),
+		/* A device going away fails its work in any number of ways. */
+		kvreg_set_error(err, READ_ONCE(kdev->dying) ?
+				KVREG_REASON_DEVICE_REMOVED :
+				kvreg_transfer_reason(ret, wc_status, t->rr),
 				kdev->index);
 		if (err->reason == KVREG_REASON_OP_TIMEOUT)
 			err->limit = jiffies_to_msecs(timeout);

@@ -9,6 +9,8 @@
 #define KVCHILD_H
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "kvtest.h"
@@ -46,6 +48,8 @@ static inline struct kvt_child kvt_spawn(void (*fn)(void *arg), void *arg,
 	c.pid = fork();
 	CHECK(c.pid >= 0, "fork");
 	if (!c.pid) {
+		/* A parent that failed and exited takes its children along. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(cmd[1]);
 		close(ack[0]);
 		kvt_me.cmd = cmd[0];

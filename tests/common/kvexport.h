@@ -9,6 +9,8 @@
 #ifndef KVEXPORT_H
 #define KVEXPORT_H
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "kvtransfer.h"
@@ -65,6 +67,8 @@ static inline struct kvt_exporter *kvt_exporter_start(struct kvreg *kv,
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (!pid) {
+		/* A parent that failed and exited takes its exporter along. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		kvreg_close(kv);
 		close(ack[0]);
 		close(cmd[1]);

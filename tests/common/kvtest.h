@@ -302,6 +302,20 @@ static inline void kvt_check_unchanged(struct kvreg *kv,
 	      (unsigned long long)now.st.mrs,
 	      (unsigned long long)before->st.registrations,
 	      (unsigned long long)now.st.registrations);
+	/* And this process's caps: nothing charged is left either. */
+	CHECK(now.st.proc_endpoints == before->st.proc_endpoints &&
+	      now.st.proc_imports == before->st.proc_imports &&
+	      now.st.proc_import_chunks == before->st.proc_import_chunks &&
+	      now.st.file_unreaped == before->st.file_unreaped,
+	      "%s: left charged: endpoints %llu -> %llu, imports %llu -> "
+	      "%llu, imported chunks %llu -> %llu, unreaped %u -> %u", when,
+	      (unsigned long long)before->st.proc_endpoints,
+	      (unsigned long long)now.st.proc_endpoints,
+	      (unsigned long long)before->st.proc_imports,
+	      (unsigned long long)now.st.proc_imports,
+	      (unsigned long long)before->st.proc_import_chunks,
+	      (unsigned long long)now.st.proc_import_chunks,
+	      before->st.file_unreaped, now.st.file_unreaped);
 }
 
 /* Both counts grew by exactly @pages since @before. */

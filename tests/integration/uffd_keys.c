@@ -144,11 +144,14 @@ int main(void)
 		pool[i] = kvt_map_anon(LEN);
 		mr[i] = export(kv[i], pool[i], devs[0].index, i);
 	}
-	/* Forked before the stall: a fork would wait on the held fault. */
+	uffd = uffd_page(&page);
+	/*
+	 * Forked before the stall (a fork would wait on the held fault), and
+	 * after the page is registered: a child's copy of it is not.
+	 */
 	for (i = 0; i < 2; i++)
 		peers[i] = kvt_spawn(importer, &which[i], 'r');
 
-	uffd = uffd_page(&page);
 	buf = kvt_map_anon(SZ_2M);
 	s.fd = kvreg_fd(kv[0]);
 	s.arg.size = sizeof(s.arg);

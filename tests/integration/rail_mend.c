@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * A refused rkey moves both ends' QPs to the error state (RC does not
+ * recover). Neither is left there: the importer's rail is connected
+ * again by itself, as for a lost link, and the exporter lets its dead
+ * end go instead of keeping it until the file closes. Tried as a user
+ * would: a region whose first chunk's rkey is wrong (a descriptor
+ * rewritten, checksum recomputed) is refused there, synchronously and
+ * through SUBMIT, and a transfer to its next chunk then moves bytes
+ * within seconds, with no call to mend anything; the exporter holds one
+ * connection, not one per refusal.
+ */
+#include "kvdesc.h"
+#include "kvexport.h"
+
+#define LEN		(4 * SZ_2M)
+#define ADDR		"192.0.2.1"
+#define BOUND_S		10.0
+
+/* Passive connections of @pid, as KVREG_IOC_CONNS lists them. */
+static unsigned int passive_of(struct kvreg *kv, pid_t pid)
+{
+	struct kvreg_conn_info ci[64];
+	struct kvreg_error err;
+	unsigned int n, i, k = 0;
+
+	CHECK_OK(kvreg_conns(kv, ci, 64, &n, &err), &err);
+	for (i = 0; i < n && i < 64; i++)
+		k += ci[i].pid == (uint32_t)pid &&
+		     ci[i].kind == KVREG_CONN_KIND_PASSIVE;
+	return k;
+}
+
+static bool refused(int ret, const struct kvreg_error *err)
+{
+	/* 5.10's rxe does not NAK a bad rkey: the retries run out. */
+	return (ret == -EIO && err->reason == KVREG_REASON_REMOTE_ACCESS) ||
+	       (ret == -ENOTCONN && err->reason == KVREG_REASON_CONN_LOST);
+}
+
+/* How long until a WRITE of chunk 1 goes through: -1 past the bound. */
+static double mended(struct kvreg *kv, struct kvreg_mr *local,
+		     struct kvreg_remote *r, uint8_t *pool, uint8_t *mine,
+		     uint32_t seed)
+{
+	struct kvreg_error err;
+	double t0 = kvt_now();
+
+	kvt_fill(mine, SZ_4K, seed);
+	while (kvt_now() - t0 < BOUND_S) {
+		if (!kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r,
+					   SZ_2M, SZ_4K, &err)) {
+			CHECK(!memcmp(pool + SZ_2M, mine, SZ_4K),
+			      "the WRITE's bytes");
+			return kvt_now() - t0;
+		}
+		usleep(50 * 1000);
+	}
+	return -1;
+}
+
+int main(void)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	struct kvreg_completion comp;
+	struct kvreg *kv = kvt_open();
+	uint8_t *pool, *mine, *bad;
+	struct kvt_exporter *x;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	struct kvreg_mr *local;
+	struct kvreg_op op;
+	unsigned int acc, n;
+	double took, t0;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!kvt_devices(kv, devs))
+		kvt_skip("no RDMA device");
+	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(pool != MAP_FAILED, "mmap");
+	x = kvt_exporter_start(kv, pool, LEN, devs[0].index, ADDR);
+	CHECK(kvt_desc_path(x->desc)->nr_chunks >= 2,
+	      "the pool is one chunk: nothing to compare with");
+	bad = malloc(x->desc_size);
+	CHECK(bad, "malloc");
+	memcpy(bad, x->desc, x->desc_size);
+	kvt_desc_chunks(bad)[0].rkey ^= 0x5a00;
+	kvt_reseal(bad, x->desc_size);
+	/* Offset 2 MiB is past the first chunk: its rkey is the real one. */
+	CHECK(kvt_desc_chunks(bad)[0].length <= SZ_2M,
+	      "the first chunk is %llu bytes",
+	      (unsigned long long)kvt_desc_chunks(bad)[0].length);
+
+	mine = kvt_map_anon(SZ_4K);
+	CHECK_OK(kvreg_register(kv, mine, SZ_4K, KVREG_ACCESS_ALL,
+				1ULL << devs[0].index, &local, &err), &err);
+	CHECK_OK(kvreg_import(kv, bad, x->desc_size, 0, &r, &err), &err);
+
+	/* Synchronous: refused, then the rail comes back by itself. */
+	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
+				    &err);
+	CHECK(refused(ret, &err), "a WRITE with a wrong rkey: %d reason %u",
+	      ret, err.reason);
+	took = mended(kv, local, r, pool, mine, 0x21);
+	CHECK(took >= 0, "after a refused rkey the rail was not back in "
+	      "%.0f s", BOUND_S);
+	printf("refused rkey, TRANSFER: the rail carried work again %.2f s "
+	       "later\n", took);
+
+	/* Through SUBMIT the same. */
+	kvreg_op_prep(&op, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K, 7);
+	CHECK_OK(kvreg_submit(kv, &op, 1, &acc, &err), &err);
+	CHECK(acc == 1, "accepted %u", acc);
+	CHECK_OK(kvreg_reap(kv, &comp, 1, 1, 10000, &n, &err), &err);
+	CHECK(n == 1 && refused(comp.status, &comp.error),
+	      "a SUBMIT with a wrong rkey: status %d reason %u", comp.status,
+	      comp.error.reason);
+	took = mended(kv, local, r, pool, mine, 0x22);
+	CHECK(took >= 0, "after a refused rkey (SUBMIT) the rail was not "
+	      "back in %.0f s", BOUND_S);
+	printf("refused rkey, SUBMIT: the rail carried work again %.2f s "
+	       "later\n", took);
+
+	/* The exporter keeps the live connection, and lets the dead go. */
+	t0 = kvt_now();
+	while (passive_of(kv, x->pid) > 1 && kvt_now() - t0 < BOUND_S)
+		usleep(100 * 1000);
+	CHECK(passive_of(kv, x->pid) == 1, "the exporter holds %u connections "
+	      "after two refusals and two mends", passive_of(kv, x->pid));
+	printf("the exporter let its dead ends go within %.1f s\n",
+	       kvt_now() - t0);
+
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	kvt_exporter_stop(x);
+	free(bad);
+	kvreg_close(kv);
+	return T_PASS;
+}
