@@ -152,12 +152,25 @@ def remote_regions(kv):
             e = expect(kvreg.NoListener, kv.import_region, desc)
             ep = exporter.listen("192.0.2.1")
             desc = exporter.export(ep, pmr)
+        # A cap, as its class, with its numbers: one endpoint allowed.
+        param = "/sys/module/kvreg/parameters/max_endpoints_per_process"
+        saved = open(param).read()
+        try:
+            with open(param, "w") as f:
+                f.write("1")
+            e = expect(kvreg.EndpointLimit, exporter.listen, "192.0.2.1")
+            check(e.errno == errno.EDQUOT and e.limit == 1 and
+                  e.usage == 1 and e.request == 1, "endpoint cap: %r" % e)
+        finally:
+            with open(param, "w") as f:
+                f.write(saved)
     # The exporter closed: nobody listens there any more.
     e = expect(kvreg.NoListener, kv.import_region, desc)
     check(e.errno == errno.ECONNREFUSED and e.peer == "192.0.2.1" and
           e.port == ep.port, "no listener: %s port %d" % (e.peer, e.port))
     print("remote region: WRITE and READ through another file's endpoint; "
-          "unexport, rekey and unlisten refuse the peer")
+          "unexport, rekey and unlisten refuse the peer; a cap refuses "
+          "with its numbers")
 
 
 def main():
@@ -179,6 +192,14 @@ def main():
             return 77
         dev = devs[0].index
         before = kv.stats()
+        # The caps come with the usage (STATS VER1), read as the module
+        # has them set.
+        caps = open("/sys/module/kvreg/parameters/max_unreaped").read()
+        check(before["max_unreaped"] == int(caps) and
+              before["proc_max_endpoints"] > 0 and
+              before["proc_endpoints"] == 0 and
+              before["op_timeout_ms"] > 0,
+              "caps in STATS: %r" % before)
 
         # bytearray and mmap, by the buffer protocol.
         n = 3 * MiB + 123
