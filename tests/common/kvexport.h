@@ -83,6 +83,23 @@ static inline struct kvt_exporter *kvt_exporter_start(struct kvreg *kv,
 	return x;
 }
 
+/* Connections accepted by process @pid, as KVREG_IOC_CONNS lists them. */
+static inline unsigned int kvt_passive_of(struct kvreg *kv, pid_t pid)
+{
+	enum { MAX = 8192 };
+	struct kvreg_conn_info *ci = calloc(MAX, sizeof(*ci));
+	struct kvreg_error err;
+	unsigned int n, i, k = 0;
+
+	CHECK(ci, "calloc");
+	CHECK_OK(kvreg_conns(kv, ci, MAX, &n, &err), &err);
+	for (i = 0; i < n && i < MAX; i++)
+		k += ci[i].pid == (uint32_t)pid &&
+		     ci[i].kind == KVREG_CONN_KIND_PASSIVE;
+	free(ci);
+	return k;
+}
+
 /* Tell it to close its file and exit; it must exit cleanly. */
 static inline void kvt_exporter_stop(struct kvt_exporter *x)
 {

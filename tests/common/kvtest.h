@@ -384,6 +384,25 @@ static inline uint64_t kvt_expected_pins(const void *p, uint64_t len)
 	return ((hi + SZ_4K - 1) / SZ_4K) - lo / SZ_4K;
 }
 
+/*
+ * Lines of 'rdma res show KIND' (qp, cm_id): every user's objects,
+ * kvreg's among them.
+ */
+static inline long kvt_rdma_res(const char *kind)
+{
+	char cmd[64], line[512];
+	long n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma res show %s 2>/dev/null", kind);
+	f = popen(cmd, "r");
+	CHECK(f, "popen");
+	while (fgets(line, sizeof(line), f))
+		n++;
+	pclose(f);
+	return n;
+}
+
 /* A shell command the test needs to succeed (rdma, ip). */
 static inline void kvt_run(const char *cmd)
 {

@@ -34,7 +34,7 @@
 #define ADDR		"192.0.2.1"
 #define PARAMS		"/sys/module/kvreg/parameters/"
 #define FORGED_CHUNKS	(1U << 20)
-#define FLOOD_RECVS	32	/* the flood's keepalive receives, per QP */
+#define FLOOD_RECVS	32	/* the flood's keepalive receives, a QP */
 
 static const char *const cap_names[] = {
 	"max_endpoints_per_process", "max_conns_per_endpoint",
@@ -72,22 +72,6 @@ static void restore_caps(void)
 	}
 }
 
-/* Lines of 'rdma res show KIND': every user's QPs or cm_ids. */
-static long rdma_res(const char *kind)
-{
-	char cmd[64], line[512];
-	long n = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma res show %s 2>/dev/null", kind);
-	f = popen(cmd, "r");
-	CHECK(f, "popen");
-	while (fgets(line, sizeof(line), f))
-		n++;
-	pclose(f);
-	return n;
-}
-
 static long mem_available_kib(void)
 {
 	char line[256];
@@ -119,7 +103,7 @@ static void check_numbers(const struct kvreg_error *err, uint64_t limit,
 static void check_listen_loop(struct kvreg *kv)
 {
 	unsigned long long max = cap("max_endpoints_per_process");
-	long ids = rdma_res("cm_id"), during;
+	long ids = kvt_rdma_res("cm_id"), during;
 	struct kvreg_error err;
 	struct kvreg_stats st;
 	uint64_t *eps = calloc(max, sizeof(*eps));
@@ -145,7 +129,7 @@ static void check_listen_loop(struct kvreg *kv)
 	      "STATS: %llu of %llu endpoints, want %llu",
 	      (unsigned long long)st.proc_endpoints,
 	      (unsigned long long)st.proc_max_endpoints, max);
-	during = rdma_res("cm_id");
+	during = kvt_rdma_res("cm_id");
 	CHECK(during <= ids + (long)max, "%ld cm_ids for %llu endpoints "
 	      "(%ld before)", during, max, ids);
 	for (i = 0; i < max; i++)
@@ -153,8 +137,8 @@ static void check_listen_loop(struct kvreg *kv)
 	st = kvt_stats(kv);
 	CHECK(!st.proc_endpoints, "%llu endpoints left",
 	      (unsigned long long)st.proc_endpoints);
-	CHECK(rdma_res("cm_id") == ids, "cm_ids: %ld, %ld before",
-	      rdma_res("cm_id"), ids);
+	CHECK(kvt_rdma_res("cm_id") == ids, "cm_ids: %ld, %ld before",
+	      kvt_rdma_res("cm_id"), ids);
 	printf("LISTEN loop: %llu endpoints, then refused; %ld cm_ids at "
 	       "most\n", max, during);
 	free(eps);
@@ -295,7 +279,6 @@ static void check_import_limit(struct kvreg *kv, struct kvt_exporter *x)
 struct flood {
 	uint8_t secret[KVREG_SECRET_LEN];
 	struct sockaddr_in dst;
-	int hostile;			/* one connection, no receive, RNR 7 */
 	int established, refused;
 	int first_refused_at;
 	uint16_t reason, version;
@@ -474,20 +457,6 @@ static void flooder(void *unused)
 	_exit(T_PASS);
 }
 
-/* Passive connections of @pid, as KVREG_IOC_CONNS lists them. */
-static unsigned int passive_of(struct kvreg *kv, pid_t pid)
-{
-	static struct kvreg_conn_info ci[4096];
-	struct kvreg_error err;
-	unsigned int n, i, k = 0;
-
-	CHECK_OK(kvreg_conns(kv, ci, 4096, &n, &err), &err);
-	for (i = 0; i < n && i < 4096; i++)
-		k += ci[i].pid == (uint32_t)pid &&
-		     ci[i].kind == KVREG_CONN_KIND_PASSIVE;
-	return k;
-}
-
 /* An honest importer: WRITE a page into @x's pool, read it back. */
 static void honest(struct kvreg *kv, struct kvt_exporter *x, uint8_t *pool,
 		   uint8_t *mine, struct kvreg_mr *local, uint32_t seed)
@@ -512,7 +481,7 @@ static void check_flood(struct kvreg *kv, struct kvt_exporter *x,
 			uint8_t *mine, struct kvreg_mr *local)
 {
 	unsigned long long max_peer = cap("max_conns_per_peer");
-	long qps = rdma_res("qp"), ids = rdma_res("cm_id"), qps_during;
+	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id"), qps_during;
 	struct kvreg_desc_path *p = kvt_desc_path(x->desc);
 	struct kvreg_remote *r;
 	struct kvreg_error err;
@@ -556,10 +525,10 @@ static void check_flood(struct kvreg *kv, struct kvt_exporter *x,
 	      fl->version == KVREG_CM_VERSION && fl->limit == max_peer &&
 	      fl->usage == max_peer, "the REJ: reason %u version %u limit %u "
 	      "usage %u", fl->reason, fl->version, fl->limit, fl->usage);
-	passive = passive_of(kv, x->pid);
+	passive = kvt_passive_of(kv, x->pid);
 	CHECK(passive == max_peer, "the exporter holds %u connections",
 	      passive);
-	qps_during = rdma_res("qp");
+	qps_during = kvt_rdma_res("qp");
 	/* The flood's QPs and the exporter's, and nothing more. */
 	CHECK(qps_during <= qps + 2 * (long)max_peer + 4,
 	      "%ld QPs during the flood, %ld before", qps_during, qps);
@@ -580,14 +549,14 @@ static void check_flood(struct kvreg *kv, struct kvt_exporter *x,
 	kvt_reap(&c);
 	/* The exporter lets each go at its DREQ. */
 	t0 = kvt_now();
-	while ((passive_of(kv, x->pid) || rdma_res("qp") > qps) &&
+	while ((kvt_passive_of(kv, x->pid) || kvt_rdma_res("qp") > qps) &&
 	       kvt_now() - t0 < 20)
 		usleep(200 * 1000);
-	CHECK(!passive_of(kv, x->pid) && rdma_res("qp") <= qps &&
-	      rdma_res("cm_id") <= ids, "after the flood: %u connections, "
+	CHECK(!kvt_passive_of(kv, x->pid) && kvt_rdma_res("qp") <= qps &&
+	      kvt_rdma_res("cm_id") <= ids, "after the flood: %u connections, "
 	      "%ld QPs (%ld before), %ld cm_ids (%ld before)",
-	      passive_of(kv, x->pid), rdma_res("qp"), qps, rdma_res("cm_id"),
-	      ids);
+	      kvt_passive_of(kv, x->pid), kvt_rdma_res("qp"), qps,
+	      kvt_rdma_res("cm_id"), ids);
 	munmap(fl, sizeof(*fl));
 }
 

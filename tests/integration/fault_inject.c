@@ -266,22 +266,6 @@ struct exporter {
 	uint32_t desc_size;
 };
 
-/* Lines of 'rdma res show KIND': QPs and cm_ids, the module's included. */
-static long rdma_res(const char *kind)
-{
-	char cmd[64], line[512];
-	long n = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma res show %s 2>/dev/null", kind);
-	f = popen(cmd, "r");
-	CHECK(f, "popen");
-	while (fgets(line, sizeof(line), f))
-		n++;
-	pclose(f);
-	return n;
-}
-
 /*
  * The exporter lets go of a dropped connection shortly after: at once
  * with a DREQ, within its keepalive and the retry limit (about 4 s)
@@ -291,12 +275,13 @@ static void no_more_res(long qps, long ids, const char *when, int n)
 {
 	int i;
 
-	for (i = 0; i < 200 && (rdma_res("qp") > qps ||
-				rdma_res("cm_id") > ids); i++)
+	for (i = 0; i < 200 && (kvt_rdma_res("qp") > qps ||
+				kvt_rdma_res("cm_id") > ids); i++)
 		usleep(100 * 1000);
-	CHECK(rdma_res("qp") <= qps && rdma_res("cm_id") <= ids,
+	CHECK(kvt_rdma_res("qp") <= qps && kvt_rdma_res("cm_id") <= ids,
 	      "%s, allocation %d failed: %ld QPs (had %ld), %ld cm_ids (had "
-	      "%ld)", when, n, rdma_res("qp"), qps, rdma_res("cm_id"), ids);
+	      "%ld)", when, n, kvt_rdma_res("qp"), qps, kvt_rdma_res("cm_id"),
+	      ids);
 }
 
 static struct kvreg_listen listen_arg(void)
@@ -352,7 +337,7 @@ static int points_listen_export(struct kvreg *kv, uint8_t *buf,
 				uint64_t len)
 {
 	struct state before = state_of(kv);
-	long qps = rdma_res("qp"), ids = rdma_res("cm_id");
+	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
 	struct kvreg_export x;
 	struct kvreg_listen l;
 	struct kvreg_register r;
@@ -406,7 +391,7 @@ static int points_listen_export(struct kvreg *kv, uint8_t *buf,
 static int points_revoke(struct kvreg *kv, uint8_t *buf, uint64_t len)
 {
 	struct state before = state_of(kv);
-	long qps = rdma_res("qp"), ids = rdma_res("cm_id");
+	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
 	struct kvreg_unlisten ul;
 	struct kvreg_unexport u;
 	struct kvreg_export x;
@@ -590,7 +575,7 @@ static int points_remote_release(struct kvreg *kv, struct exporter *e,
 				 int close_file)
 {
 	struct state before = state_of(kv);
-	long qps = rdma_res("qp"), ids = rdma_res("cm_id");
+	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
 	struct kvreg_unimport u = { .size = sizeof(u) };
 	struct kvreg_import im;
 	int n, fd, ret = 0, left;
@@ -660,8 +645,8 @@ int main(void)
 	c = points_close(kv, a, b, len);
 	le = points_listen_export(kv, a, len);
 	rv = points_revoke(kv, a, len);
-	qps0 = rdma_res("qp");
-	ids0 = rdma_res("cm_id");
+	qps0 = kvt_rdma_res("qp");
+	ids0 = kvt_rdma_res("cm_id");
 	exporter_up(&e, b, 4 * SZ_4K, devs[0].index);
 	im = points_remote_transfer(kv, &e, a, b, 4 * SZ_4K, devs[0].index);
 	sb = points_submit(kv, &e, a, 4 * SZ_4K, devs[0].index);

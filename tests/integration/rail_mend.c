@@ -17,20 +17,6 @@
 #define ADDR		"192.0.2.1"
 #define BOUND_S		10.0
 
-/* Passive connections of @pid, as KVREG_IOC_CONNS lists them. */
-static unsigned int passive_of(struct kvreg *kv, pid_t pid)
-{
-	struct kvreg_conn_info ci[64];
-	struct kvreg_error err;
-	unsigned int n, i, k = 0;
-
-	CHECK_OK(kvreg_conns(kv, ci, 64, &n, &err), &err);
-	for (i = 0; i < n && i < 64; i++)
-		k += ci[i].pid == (uint32_t)pid &&
-		     ci[i].kind == KVREG_CONN_KIND_PASSIVE;
-	return k;
-}
-
 static bool refused(int ret, const struct kvreg_error *err)
 {
 	/* 5.10's rxe does not NAK a bad rkey: the retries run out. */
@@ -125,10 +111,11 @@ int main(void)
 
 	/* The exporter keeps the live connection, and lets the dead go. */
 	t0 = kvt_now();
-	while (passive_of(kv, x->pid) > 1 && kvt_now() - t0 < BOUND_S)
+	while (kvt_passive_of(kv, x->pid) > 1 && kvt_now() - t0 < BOUND_S)
 		usleep(100 * 1000);
-	CHECK(passive_of(kv, x->pid) == 1, "the exporter holds %u connections "
-	      "after two refusals and two mends", passive_of(kv, x->pid));
+	CHECK(kvt_passive_of(kv, x->pid) == 1, "the exporter holds %u "
+	      "connections after two refusals and two mends",
+	      kvt_passive_of(kv, x->pid));
 	printf("the exporter let its dead ends go within %.1f s\n",
 	       kvt_now() - t0);
 

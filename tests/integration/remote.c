@@ -98,22 +98,6 @@ static void third(void *arg)
 	exit(T_PASS);
 }
 
-/* Lines of 'rdma res show KIND': kvreg's QPs and cm_ids among them. */
-static long rdma_res(const char *kind)
-{
-	char cmd[64], line[512];
-	long n = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma res show %s 2>/dev/null", kind);
-	f = popen(cmd, "r");
-	CHECK(f, "popen");
-	while (fgets(line, sizeof(line), f))
-		n++;
-	pclose(f);
-	return n;
-}
-
 /*
  * The passive side lets go of a connection shortly after it drops, so
  * the count may still hold one from before: no more than then.
@@ -122,10 +106,10 @@ static void wait_res(const char *kind, long most)
 {
 	int i;
 
-	for (i = 0; i < 100 && rdma_res(kind) > most; i++)
+	for (i = 0; i < 100 && kvt_rdma_res(kind) > most; i++)
 		usleep(100 * 1000);
-	CHECK(rdma_res(kind) <= most, "rdma res %s: %ld, at most %ld", kind,
-	      rdma_res(kind), most);
+	CHECK(kvt_rdma_res(kind) <= most, "rdma res %s: %ld, at most %ld", kind,
+	      kvt_rdma_res(kind), most);
 }
 
 static void check_listen_errors(struct kvreg *kv, uint32_t dev)
@@ -375,7 +359,7 @@ static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
 static void check_cycles(struct kvreg *kv, struct kvreg_mr *local,
 			 unsigned int cycles)
 {
-	long qps = rdma_res("qp"), ids = rdma_res("cm_id");
+	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	unsigned int i;
@@ -459,11 +443,11 @@ int main(int argc, char **argv)
 	check_bytes(kv, local, mine, r, pool);
 	/* A second import of the endpoint shares the connection. */
 	{
-		long qps = rdma_res("qp");
+		long qps = kvt_rdma_res("qp");
 
 		CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r2,
 				      &err), &err);
-		CHECK(rdma_res("qp") == qps, "a second import made a QP");
+		CHECK(kvt_rdma_res("qp") == qps, "a second import made a QP");
 		CHECK_OK(kvreg_unimport(kv, r2, &err), &err);
 	}
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
