@@ -163,8 +163,13 @@ static void kvreg_conn_close_work(struct work_struct *work)
 	 */
 	if (!READ_ONCE(conn->dev->port_active) && !READ_ONCE(conn->dev->dead) &&
 	    !READ_ONCE(kf->closing)) {
-		queue_delayed_work(kvreg_conn_wq, &conn->close_work,
-				   KVREG_CLOSE_RETRY);
+		/*
+		 * Refused only while kvreg_conn_cancel_close() waits for this
+		 * run: it holds a reference, and sees none left queued.
+		 */
+		if (!queue_delayed_work(kvreg_conn_wq, &conn->close_work,
+					KVREG_CLOSE_RETRY))
+			kvreg_conn_put(conn);
 		return;
 	}
 

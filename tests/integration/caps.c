@@ -43,6 +43,7 @@ static const char *const cap_names[] = {
 };
 #define NR_CAPS	(sizeof(cap_names) / sizeof(cap_names[0]))
 static unsigned long long saved[NR_CAPS];
+static pid_t caps_parent;
 
 static unsigned long long cap(const char *name)
 {
@@ -65,6 +66,9 @@ static void restore_caps(void)
 	char path[128], text[32];
 	size_t i;
 
+	/* Not from a child's exit: the parent may have lowered a cap. */
+	if (getpid() != caps_parent)
+		return;
 	for (i = 0; i < NR_CAPS; i++) {
 		snprintf(path, sizeof(path), PARAMS "%s", cap_names[i]);
 		snprintf(text, sizeof(text), "%llu\n", saved[i]);
@@ -612,6 +616,7 @@ int main(int argc, char **argv)
 		kvt_skip("no RDMA device");
 	for (i = 0; i < NR_CAPS; i++)
 		saved[i] = cap(cap_names[i]);
+	caps_parent = getpid();
 	atexit(restore_caps);
 
 	check_listen_loop(kv);

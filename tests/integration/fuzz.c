@@ -448,7 +448,10 @@ static const char *const caps[][2] = {
 #define NR_CAPS		(sizeof(caps) / sizeof(caps[0]))
 #define CAP_PATH	"/sys/module/kvreg/parameters/"
 
-static void set_caps(unsigned long long *saved)
+static unsigned long long saved[NR_CAPS];
+static pid_t fuzz_parent;
+
+static void set_caps(void)
 {
 	char path[128];
 	size_t i;
@@ -460,20 +463,23 @@ static void set_caps(unsigned long long *saved)
 	}
 }
 
-static void restore_caps(const unsigned long long *saved)
+/* At the parent's exit, failed or not: the later tests need the defaults. */
+static void restore_caps(void)
 {
-	char path[128];
+	char path[128], text[32];
 	size_t i;
 
+	if (getpid() != fuzz_parent)
+		return;
 	for (i = 0; i < NR_CAPS; i++) {
 		snprintf(path, sizeof(path), CAP_PATH "%s", caps[i][0]);
-		kvt_write_param(path, saved[i]);
+		snprintf(text, sizeof(text), "%llu\n", saved[i]);
+		kvt_put(path, text);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long long saved[NR_CAPS];
 	long calls = argc > 1 ? atol(argv[1]) : 100000;
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) :
 			(uint64_t)time(NULL);
@@ -485,7 +491,9 @@ int main(int argc, char **argv)
 	printf("fuzz: %ld calls from %d processes, seed %#llx\n", calls, procs,
 	       (unsigned long long)seed);
 	CHECK(shared >= 0, "open");
-	set_caps(saved);
+	fuzz_parent = getpid();
+	set_caps();
+	atexit(restore_caps);
 	fflush(stdout);
 	for (i = 0; i < procs; i++) {
 		pid_t pid = fork();
@@ -499,7 +507,6 @@ int main(int argc, char **argv)
 		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
 	}
 	close(shared);
-	restore_caps(saved);
 	CHECK(!failed, "a fuzz process failed (seed %#llx)",
 	      (unsigned long long)seed);
 	kvt_check_unchanged(kv, &before, "after fuzzing");

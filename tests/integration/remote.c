@@ -152,6 +152,7 @@ static void check_listen_errors(struct kvreg *kv, uint32_t dev)
 				 &err), &err, ENOENT,
 		    KVREG_REASON_UNKNOWN_ENDPOINT);
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
 	munmap(local, SZ_4K);
 }
 
