@@ -336,6 +336,13 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 			continue;
 		} else {
 			down = true;
+			/* Connected, and lost before it could be used. */
+			if (!ret) {
+				kvreg_set_error(&e, KVREG_REASON_CONN_LOST,
+						KVREG_NO_DEVICE_INDEX);
+				kvreg_set_net_error(&e, e.reason, &rail->addr);
+				ret = -ENOTCONN;
+			}
 		}
 		if (!first.reason) {
 			first = e;

@@ -24,6 +24,7 @@ static double bound_s = 20.0;
 
 static const char *netdev;
 static char rxe[KVREG_DEVICE_NAME_MAX];
+static pid_t test_pid;
 
 /* The device on @netdev, by name: its index changes when it comes back. */
 static uint32_t second_device(struct kvreg *kv)
@@ -49,6 +50,23 @@ static double remove_device(void)
 	snprintf(cmd, sizeof(cmd), "rdma link delete %s", rxe);
 	kvt_run(cmd);
 	return kvt_now() - t0;
+}
+
+/*
+ * At a failed test's exit too: the tests after this one need the device.
+ * Adding one that is there fails, harmlessly.
+ */
+static void add_back(void)
+{
+	char cmd[160];
+
+	if (getpid() != test_pid || !rxe[0])
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "rdma link add %s type rxe netdev %s 2>/dev/null", rxe,
+		 netdev);
+	if (system(cmd))
+		return;
 }
 
 static void add_device(struct kvreg *kv)
@@ -278,6 +296,8 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		bound_s = atof(argv[2]);
 	second_device(kv);
+	test_pid = getpid();
+	atexit(add_back);
 	before = kvt_snap(kv);
 	during_transfer(kv);
 	during_imports(kv);
