@@ -351,7 +351,18 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 	 * has rejected the connection already.
 	 */
 	if (event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
-		if (kvreg_qp_own_rts(&conn->q, id)) {
+		int ret = -ENODEV;
+
+		/*
+		 * A REP late for a connect that timed out may come while its
+		 * QP is being destroyed: @qp_gone is set before that, under
+		 * @abort_mutex, which keeps the QP here while it is moved.
+		 */
+		mutex_lock(&conn->abort_mutex);
+		if (conn->qp_live && !conn->qp_gone)
+			ret = kvreg_qp_own_rts(&conn->q, id);
+		mutex_unlock(&conn->abort_mutex);
+		if (ret) {
 			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 			event = RDMA_CM_EVENT_CONNECT_ERROR;
 		} else {

@@ -406,8 +406,10 @@ struct kvreg_conn {
 	struct kvreg_qp q;
 	/*
 	 * kvreg_conn_abort() may run beside a teardown (both under the
-	 * teardown_rwsem read): @qp_gone, set under @abort_mutex before the
-	 * QP is destroyed, keeps it off a QP that is going.
+	 * teardown_rwsem read), and a late REP's CM callback beside the
+	 * teardown of a connect that timed out: @qp_gone, set under
+	 * @abort_mutex before the QP is destroyed, keeps both off a QP that
+	 * is going.
 	 */
 	struct mutex abort_mutex;
 	bool qp_gone;
