@@ -220,7 +220,11 @@ static void kvreg_conn_cancel_close(struct kvreg_conn *conn)
  */
 static void kvreg_conn_qp_failed(struct kvreg_conn *conn)
 {
-	if (READ_ONCE(conn->qp_gone))
+	/*
+	 * Not an importer's: its rail is mended when its work fails, and
+	 * its close work, which reads the file, would outlive the file.
+	 */
+	if (!conn->passive || READ_ONCE(conn->qp_gone))
 		return;
 	WRITE_ONCE(conn->lost, true);
 	kvreg_conn_queue_close(conn);
