@@ -125,7 +125,7 @@ $(BUILD)/tests/integration/caps: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/bench/%: tests/bench/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Itests/common $< -o $@ $(BUILD)/lib/libkvreg.a \
-	  -libverbs
+	  -libverbs -pthread
 # The example as a user builds it, against the library and public header.
 $(BUILD)/examples/%: examples/%.c $(BUILD)/lib/libkvreg.so $(LIB_HDRS)
 	@mkdir -p $(@D)

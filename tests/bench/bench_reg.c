@@ -3,7 +3,8 @@
  * Register and deregister time with kvreg against rdma-core's
  * ibv_reg_mr/ibv_dereg_mr, on the same devices, buffers and guest run,
  * interleaved, medians of several runs. The peer registers once per
- * device, as verbs users must. The guest is emulated: read the ratios.
+ * device, as verbs users must, from one thread per device at once. The
+ * guest is emulated: read the ratios.
  *   bench_reg MAX_MIB REPS [POOL_MIB]
  * POOL_MIB: a huge-page pool of that size on four devices, after the rest.
  * KVREG_BENCH_QUICK set: only the smallest and largest size, touched.
@@ -13,6 +14,7 @@
  * time (debugfs kvreg/stages) and "SCALE" lines; report.sh tabulates them.
  */
 #include <infiniband/verbs.h>
+#include <pthread.h>
 
 #include "kvbench.h"
 #include "kvtest.h"
@@ -85,26 +87,116 @@ static struct sample time_kvreg(struct kvreg *kv, void *buf, uint64_t len,
 	return s;
 }
 
+/*
+ * The peer as a user runs it on several devices: one thread per device,
+ * registering at once (Mooncake registers per NIC in parallel). The
+ * threads live across samples and meet at barriers, so a sample times the
+ * registrations, not thread start-up.
+ */
+struct verbs_worker {
+	pthread_t thread;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	bool dereg;			/* this round: deregister @mr */
+};
+
+static struct {
+	struct verbs_worker w[KVREG_MAX_DEVICES];
+	unsigned int n;			/* threads started */
+	void *buf;
+	uint64_t len;
+	bool quit;
+	pthread_barrier_t start, done;
+} pool;
+
+static void verbs_one(struct verbs_worker *w)
+{
+	if (w->dereg) {
+		CHECK(!ibv_dereg_mr(w->mr), "ibv_dereg_mr");
+		w->mr = NULL;
+		return;
+	}
+	w->mr = ibv_reg_mr(w->pd, pool.buf, pool.len,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ);
+	CHECK(w->mr, "ibv_reg_mr: %s", strerror(errno));
+}
+
+static void *verbs_thread(void *arg)
+{
+	struct verbs_worker *w = arg;
+
+	for (;;) {
+		pthread_barrier_wait(&pool.start);
+		if (pool.quit)
+			return NULL;
+		verbs_one(w);
+		pthread_barrier_wait(&pool.done);
+	}
+}
+
+/* Workers for devices 1..@ndev-1; device 0 is the caller's. */
+static void verbs_pool_start(struct peer *peer, unsigned int ndev)
+{
+	unsigned int i;
+
+	pthread_barrier_init(&pool.start, NULL, ndev);
+	pthread_barrier_init(&pool.done, NULL, ndev);
+	for (i = 0; i < ndev; i++)
+		pool.w[i].pd = peer->pds[i];
+	for (i = 1; i < ndev; i++)
+		CHECK(!pthread_create(&pool.w[i].thread, NULL, verbs_thread,
+				      &pool.w[i]), "pthread_create");
+	pool.n = ndev - 1;
+}
+
+static void verbs_pool_stop(void)
+{
+	unsigned int i;
+
+	if (!pool.n)
+		return;
+	pool.quit = true;
+	pthread_barrier_wait(&pool.start);
+	for (i = 1; i <= pool.n; i++)
+		pthread_join(pool.w[i].thread, NULL);
+	pthread_barrier_destroy(&pool.start);
+	pthread_barrier_destroy(&pool.done);
+	pool.n = 0;
+	pool.quit = false;
+}
+
+/* Every device's thread does one round; ms from start to the last done. */
+static double verbs_round(unsigned int ndev, bool dereg)
+{
+	double t0 = kvb_now_ms();
+	unsigned int i;
+
+	for (i = 0; i < ndev; i++)
+		pool.w[i].dereg = dereg;
+	if (ndev > 1)
+		pthread_barrier_wait(&pool.start);
+	verbs_one(&pool.w[0]);
+	if (ndev > 1)
+		pthread_barrier_wait(&pool.done);
+	return kvb_now_ms() - t0;
+}
+
 static struct sample time_verbs(struct peer *peer, unsigned int ndev,
 				void *buf, uint64_t len)
 {
-	struct ibv_mr *mrs[KVREG_MAX_DEVICES];
 	struct sample s;
-	unsigned int i;
-	double t0 = kvb_now_ms();
 
-	for (i = 0; i < ndev; i++) {
-		mrs[i] = ibv_reg_mr(peer->pds[i], buf, len,
-				    IBV_ACCESS_LOCAL_WRITE |
-				    IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ);
-		CHECK(mrs[i], "ibv_reg_mr: %s", strerror(errno));
+	if (pool.n + 1 != ndev) {
+		verbs_pool_stop();
+		if (ndev > 1)
+			verbs_pool_start(peer, ndev);
 	}
-	s.reg_ms = kvb_now_ms() - t0;
-	t0 = kvb_now_ms();
-	for (i = 0; i < ndev; i++)
-		CHECK(!ibv_dereg_mr(mrs[i]), "ibv_dereg_mr");
-	s.dereg_ms = kvb_now_ms() - t0;
+	pool.w[0].pd = peer->pds[0];
+	pool.buf = buf;
+	pool.len = len;
+	s.reg_ms = verbs_round(ndev, false);
+	s.dereg_ms = verbs_round(ndev, true);
 	return s;
 }
 
@@ -479,6 +571,7 @@ int main(int argc, char **argv)
 			hugetlb_reserve(0);
 	}
 	bench_scale(kv, 1ULL << devs[0].index);
+	verbs_pool_stop();
 	kvreg_close(kv);
 	return T_PASS;
 }

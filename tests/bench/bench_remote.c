@@ -4,12 +4,20 @@
  * registers a pool (hugetlb when there are pages for it) on both of its
  * devices, listens on an address of each and writes the descriptor; the
  * importer measures, against the perftest runs that
- * tests/bench/pair-bench-side.sh makes between the same guests:
- *   REMOTE-BW kvreg OP SIZE MB/s       SUBMIT, DEPTH operations in flight
- *   REMOTE-RATE kvreg BATCH pages/s    4 KiB pages, BATCH per SUBMIT+REAP
- *   REMOTE-LAT kvreg|kvreg-sync 4096 us  one 4 KiB WRITE: SUBMIT+REAP, and
- *                                      kvreg_transfer_remote()
- *   REMOTE-RAILS 1|2 write SIZE MB/s   one rail (device mask) or both
+ * tests/bench/pair-bench-side.sh makes between the same guests with the
+ * same queue depth (DEPTH, perftest's -t) and message count (msgs_for(),
+ * its -n). Each case runs three times; the median goes out:
+ *   REMOTE-BW kvreg OP SIZE MB/s         SUBMIT, DEPTH in flight, refilled
+ *   REMOTE-CPU kvreg OP SIZE s/GiB       busy CPU of this guest per GiB
+ *   REMOTE-RATE kvreg stream|BATCH pages/s  4 KiB pages: refilled to
+ *                                        DEPTH, or BATCH per SUBMIT, all
+ *                                        reaped before the next
+ *   REMOTE-LAT kvreg|kvreg-sync read 4096 us  one 4 KiB READ (a round
+ *                                        trip, as ib_read_lat's): SUBMIT +
+ *                                        REAP, and kvreg_transfer_remote()
+ *   REMOTE-RAILS 1|2 write SIZE MB/s     one rail (device mask) or both
+ *   REMOTE-CPU-TARGET kvreg s/GiB        the exporter's busy CPU over the
+ *                                        REMOTE-BW cases, per GiB
  * Every transfer's bytes are checked once, at the end, by READ.
  *   bench_remote export DIR
  *   bench_remote import DIR
@@ -20,10 +28,21 @@
 #include "kvpair.h"
 
 #define POOL	(64ULL << 20)
-#define DEPTH	32
-#define MOVE	(32ULL << 20)	/* bytes per throughput case */
-#define PAGES	4096		/* 4 KiB pages per page-rate case */
-#define LAT_N	500
+#define DEPTH	KVREG_SUBMIT_DEPTH	/* = perftest's -t in the same run */
+#define MSGS	5000			/* = perftest's -n: its default */
+/*
+ * Above 64 KiB perftest's default count would move 10 and 40 GB per run
+ * over links that carry tens of MB/s: 256 MiB per run there, on both
+ * sides (pair-bench-side.sh computes the same).
+ */
+#define BIG_BYTES	(256ULL << 20)
+
+static unsigned int msgs_for(uint64_t len)
+{
+	return len <= 65536 ? MSGS : BIG_BYTES / len;
+}
+#define REPS	3
+#define LAT_N	1000			/* = ib_read_lat's default -n */
 
 static const char *const addrs[2] = { "192.0.2.1", "198.51.100.1" };
 
@@ -40,6 +59,8 @@ static int exporter(const char *dir)
 	struct kvreg *kv = kvt_open();
 	uint8_t desc[65536], b[16];
 	struct kvreg_error err;
+	double cpu0, cpu;
+	char line[64];
 	struct kvreg_mr *mr;
 	uint8_t *pool;
 	uint64_t ep;
@@ -56,7 +77,14 @@ static int exporter(const char *dir)
 	put_file(dir, "bench-desc", desc, n);
 	printf("exporter: %s pool of %llu MiB on both devices\n",
 	       huge ? "hugetlb" : "4 KiB", (unsigned long long)(POOL >> 20));
-	get_file(dir, "bench-done", b, sizeof(b));
+	/* This guest's CPU over the importer's throughput cases. */
+	get_file_within(dir, "cpu-begin", b, sizeof(b), 600);
+	cpu0 = kvb_busy_s();
+	get_file_within(dir, "cpu-end", b, sizeof(b), 3600);
+	cpu = kvb_busy_s() - cpu0;
+	snprintf(line, sizeof(line), "%.6f", cpu);
+	put_file(dir, "cpu-target", line, strlen(line));
+	get_file_within(dir, "bench-done", b, sizeof(b), 3600);
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 	kvreg_close(kv);
 	return T_PASS;
@@ -114,15 +142,45 @@ static double run_ops(struct kvreg *kv, struct kvreg_mr *local,
 	return (kvb_now_us() - t0) / 1e6;
 }
 
-static double bw(struct kvreg *kv, struct kvreg_mr *local,
-		 struct kvreg_remote *r, enum kvreg_transfer_op opc,
-		 uint64_t len)
-{
-	unsigned int count = MOVE / len < 64 ? 64 : MOVE / len;
-	double s = run_ops(kv, local, r, opc, len, count, DEPTH, DEPTH,
-			   false);
+struct result {
+	double mbps;		/* median of REPS */
+	double cpu_s_per_gib;	/* this guest's, median of REPS */
+};
 
-	return (double)count * len / s / 1e6;
+/* @count operations of @len, DEPTH in flight, REPS times. */
+static struct result stream(struct kvreg *kv, struct kvreg_mr *local,
+			    struct kvreg_remote *r, enum kvreg_transfer_op opc,
+			    uint64_t len, unsigned int count)
+{
+	double mbps[REPS], cpu[REPS], gib = (double)count * len / (1 << 30);
+	struct result res;
+	int i;
+
+	for (i = 0; i < REPS; i++) {
+		double c0 = kvb_busy_s();
+		double s = run_ops(kv, local, r, opc, len, count, DEPTH, DEPTH,
+				   false);
+
+		cpu[i] = (kvb_busy_s() - c0) / gib;
+		mbps[i] = (double)count * len / s / 1e6;
+	}
+	res.mbps = kvb_median(mbps, REPS);
+	res.cpu_s_per_gib = kvb_median(cpu, REPS);
+	return res;
+}
+
+/* 4 KiB pages per second, median of REPS: @batch 0 streams. */
+static double page_rate(struct kvreg *kv, struct kvreg_mr *local,
+			struct kvreg_remote *r, unsigned int batch)
+{
+	double v[REPS];
+	int i;
+
+	for (i = 0; i < REPS; i++)
+		v[i] = MSGS / run_ops(kv, local, r, KVREG_OP_WRITE, SZ_4K,
+				      MSGS, batch ? batch : DEPTH,
+				      batch ? batch : DEPTH, batch != 0);
+	return kvb_median(v, REPS);
 }
 
 static double lat_submit(struct kvreg *kv, struct kvreg_mr *local,
@@ -134,7 +192,7 @@ static double lat_submit(struct kvreg *kv, struct kvreg_mr *local,
 	for (i = 0; i < LAT_N; i++) {
 		double t0 = kvb_now_us();
 
-		run_ops(kv, local, r, KVREG_OP_WRITE, SZ_4K, 1, 1, 1, true);
+		run_ops(kv, local, r, KVREG_OP_READ, SZ_4K, 1, 1, 1, true);
 		v[i] = kvb_now_us() - t0;
 	}
 	return kvb_median(v, LAT_N);
@@ -150,7 +208,7 @@ static double lat_sync(struct kvreg *kv, struct kvreg_mr *local,
 	for (i = 0; i < LAT_N; i++) {
 		double t0 = kvb_now_us();
 
-		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r,
+		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, local, 0, r,
 					       0, SZ_4K, &err), &err);
 		v[i] = kvb_now_us() - t0;
 	}
@@ -180,6 +238,8 @@ static int importer(const char *dir)
 	struct kvreg_error err;
 	struct kvreg_mr *local;
 	unsigned int i, op;
+	double gib = 0;
+	char cpu[64];
 	uint8_t *mine;
 	bool huge;
 	size_t n;
@@ -200,28 +260,43 @@ static int importer(const char *dir)
 	      "rails: %u and %u", kvreg_remote_rails(r),
 	      kvreg_remote_rails(one));
 
+	put_file(dir, "cpu-begin", "1", 1);
 	for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++)
-		for (i = 0; i < 4; i++)
-			printf("REMOTE-BW kvreg %s %llu %.1f\n",
-			       op == KVREG_OP_WRITE ? "write" : "read",
-			       (unsigned long long)sizes[i],
-			       bw(kv, local, one, op, sizes[i]));
-	for (i = 0; i < 4; i++) {
-		double s = run_ops(kv, local, one, KVREG_OP_WRITE, SZ_4K,
-				   PAGES, batches[i], batches[i], true);
+		for (i = 0; i < 4; i++) {
+			unsigned int count = msgs_for(sizes[i]);
+			struct result res = stream(kv, local, one, op,
+						   sizes[i], count);
+			const char *name = op == KVREG_OP_WRITE ? "write" :
+								   "read";
 
-		printf("REMOTE-RATE kvreg %u %.0f\n", batches[i], PAGES / s);
-	}
-	printf("REMOTE-LAT kvreg 4096 %.1f\n", lat_submit(kv, local, one));
-	printf("REMOTE-LAT kvreg-sync 4096 %.1f\n", lat_sync(kv, local, one));
+			printf("REMOTE-BW kvreg %s %llu %.1f\n", name,
+			       (unsigned long long)sizes[i], res.mbps);
+			printf("REMOTE-CPU kvreg %s %llu %.4f\n", name,
+			       (unsigned long long)sizes[i],
+			       res.cpu_s_per_gib);
+			gib += REPS * (double)count * sizes[i] / (1 << 30);
+		}
+	put_file(dir, "cpu-end", "1", 1);
+	n = get_file_within(dir, "cpu-target", cpu, sizeof(cpu) - 1, 60);
+	cpu[n] = 0;
+	printf("REMOTE-CPU-TARGET kvreg %.4f\n", atof(cpu) / gib);
+	printf("REMOTE-RATE kvreg stream %.0f\n", page_rate(kv, local, one, 0));
+	for (i = 0; i < 4; i++)
+		printf("REMOTE-RATE kvreg %u %.0f\n", batches[i],
+		       page_rate(kv, local, one, batches[i]));
+	printf("REMOTE-LAT kvreg read 4096 %.1f\n", lat_submit(kv, local, one));
+	printf("REMOTE-LAT kvreg-sync read 4096 %.1f\n",
+	       lat_sync(kv, local, one));
 	printf("REMOTE-RAILS 1 write %llu %.1f\n", 2ULL << 20,
-	       bw(kv, local, one, KVREG_OP_WRITE, SZ_2M));
+	       stream(kv, local, one, KVREG_OP_WRITE, SZ_2M,
+		      msgs_for(SZ_2M)).mbps);
 	printf("REMOTE-RAILS 2 write %llu %.1f\n", 2ULL << 20,
-	       bw(kv, local, r, KVREG_OP_WRITE, SZ_2M));
+	       stream(kv, local, r, KVREG_OP_WRITE, SZ_2M,
+		      msgs_for(SZ_2M)).mbps);
 	printf("REMOTE-RAILS 1 write %llu %.1f\n", 64ULL << 10,
-	       bw(kv, local, one, KVREG_OP_WRITE, 64 * 1024));
+	       stream(kv, local, one, KVREG_OP_WRITE, 64 * 1024, MSGS).mbps);
 	printf("REMOTE-RAILS 2 write %llu %.1f\n", 64ULL << 10,
-	       bw(kv, local, r, KVREG_OP_WRITE, 64 * 1024));
+	       stream(kv, local, r, KVREG_OP_WRITE, 64 * 1024, MSGS).mbps);
 
 	/* What was written last is the whole of @mine: READ it back. */
 	kvt_fill(mine, POOL, 0x33);

@@ -29,34 +29,87 @@ else
 fi
 cat /tmp/remote.out
 
-# perftest: the exporter serves, the importer measures. Each server
-# waits for its client; the client gives it two seconds to start.
+# perftest: the exporter serves, the importer measures, with kvreg's
+# depth and message count (bench_remote.c's DEPTH and msgs_for()), each case
+# three times, the median kept. Each server waits for its client; the
+# client gives it two seconds to start. A run that printed no result is
+# "failed", which the report shows as the peer failing.
 PEER=192.0.2.1
+DEPTH=128
+MSGS=5000
+busy() {
+	awk '$1 == "cpu" { printf "%d\n", $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)
 perf() {
 	tool=$1
 	shift
 	if [ "$ROLE" = export ]; then
-		timeout 180 "$tool" -d rxe0 -x 1 -F "$@" > /dev/null 2>&1
+		timeout 300 "$tool" -d rxe0 -x 1 -F "$@" > /dev/null 2>&1
 	else
 		sleep 2
-		timeout 180 "$tool" -d rxe0 -x 1 -F "$@" "$PEER" 2>/dev/null
+		timeout 300 "$tool" -d rxe0 -x 1 -F "$@" "$PEER" 2>/dev/null
 	fi
 }
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+server_busy=$(busy)
+gib=0
 for t in write read; do
 	for s in 4096 65536 2097152 8388608; do
-		n=$(( s >= 2097152 ? 20 : 1000 ))
-		perf "ib_${t}_bw" -s "$s" -n "$n" |
-			awk -v t="$t" -v s="$s" '$1 == s && NF >= 5 {
-				printf "REMOTE-BW perftest %s %s %.1f\n", t, s,
-				       $4 * 1.048576
-				if (t == "write" && s == 4096)
-					printf "REMOTE-RATE perftest 4096 %.0f\n",
-					       $5 * 1e6 }'
+		n=$(( s <= 65536 ? MSGS : 268435456 / s ))
+		: > /tmp/bw.txt
+		: > /tmp/cpu.txt
+		for rep in 1 2 3; do
+			b0=$(busy)
+			line=$(perf "ib_${t}_bw" -s "$s" -n "$n" -t "$DEPTH" |
+			       awk -v s="$s" '$1 == s && NF >= 5')
+			b1=$(busy)
+			[ -n "$line" ] || continue
+			echo "$line" | awk '{ print $4 * 1.048576, $5 * 1e6 }' \
+				>> /tmp/bw.txt
+			awk -v d=$((b1 - b0)) -v hz="$HZ" -v n="$n" -v s="$s" \
+			    'BEGIN { printf "%.6f\n", d / hz / (n * s / 2^30) }' \
+				>> /tmp/cpu.txt
+		done
+		gib=$(awk -v g="$gib" -v n="$n" -v s="$s" \
+		      'BEGIN { print g + 3 * n * s / 2^30 }')
+		[ "$ROLE" = import ] || continue
+		if [ ! -s /tmp/bw.txt ]; then
+			echo "REMOTE-BW perftest $t $s failed"
+			continue
+		fi
+		echo "REMOTE-BW perftest $t $s $(cut -d' ' -f1 /tmp/bw.txt | median)"
+		echo "REMOTE-CPU perftest $t $s $(median < /tmp/cpu.txt)"
+		[ "$t$s" = write4096 ] &&
+			echo "REMOTE-RATE perftest 4096 $(cut -d' ' -f2 /tmp/bw.txt | median)"
 	done
 done >> /tmp/remote.out
-perf ib_write_lat -s 4096 -n 1000 |
-	awk '$1 == 4096 && NF >= 5 { printf "REMOTE-LAT perftest 4096 %s\n", $5 }' \
-	>> /tmp/remote.out
+# The server's CPU over every bw run, for the target guest's row.
+if [ "$ROLE" = export ]; then
+	awk -v d=$(($(busy) - server_busy)) -v hz="$HZ" -v g="$gib" \
+	    'BEGIN { printf "%.6f\n", d / hz / g }' > "$X/.perftest-cpu-target"
+	mv "$X/.perftest-cpu-target" "$X/perftest-cpu-target"
+fi
+: > /tmp/lat.txt
+for rep in 1 2 3; do
+	perf ib_read_lat -s 4096 -n 1000 |
+		awk '$1 == 4096 && NF >= 5 { print $5 }' >> /tmp/lat.txt
+done
+if [ "$ROLE" = import ]; then
+	if [ -s /tmp/lat.txt ]; then
+		echo "REMOTE-LAT perftest read 4096 $(median < /tmp/lat.txt)"
+	else
+		echo "REMOTE-LAT perftest read 4096 failed"
+	fi >> /tmp/remote.out
+	i=0
+	while [ ! -e "$X/perftest-cpu-target" ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "REMOTE-CPU-TARGET perftest $(cat "$X/perftest-cpu-target" 2>/dev/null || echo failed)" >> /tmp/remote.out
+fi
 [ "$ROLE" = import ] && grep '^REMOTE-' /tmp/remote.out > "$OUT/remote.txt"
 rmmod kvreg
 touch "$RESULTS.done"

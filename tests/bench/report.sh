@@ -98,9 +98,10 @@ if [ -s "$REMOTE" ]; then
 	echo
 	echo "## Remote: two guests on two links (kvreg against perftest)"
 	echo
-	echo "One run of tests/bench/bench_remote.c and perftest between the"
-	echo "same two guests (rxe on each link; perftest on rxe0, kvreg on one"
-	echo "rail unless two are named). Ratio = kvreg / perftest."
+	echo "tests/bench/bench_remote.c and perftest between the same two guests"
+	echo "(rxe on each link; perftest on rxe0, kvreg on one rail unless two"
+	echo "are named), the same depth and message count on both, medians of"
+	echo "three runs. Ratio = kvreg / perftest."
 	echo
 	awk -f "$HERE/remote-report.awk" "$REMOTE"
 fi
@@ -122,16 +123,20 @@ for o in write read; do
 	    END { for (k in s) print k / 1024, v[k " kvreg"], v[k " perftest"] }' \
 	    "$REMOTE" 2>/dev/null | sort -n > "$OUT/plot-remote-$o.dat" || true
 done
-awk '$1 == "REMOTE-RATE" && $2 == "kvreg" { print $3, $4 }
+awk '$1 == "REMOTE-RATE" && $2 == "kvreg" && $3 != "stream" { print $3, $4 }
      $1 == "REMOTE-RATE" && $2 == "perftest" { p = $4 }
      END { if (p) print "# perftest", p }' "$REMOTE" 2>/dev/null |
 	sort -n > "$OUT/plot-remote-rate.dat" || true
 awk '$1 == "REMOTE-RAILS" { print $4 / 1024, $2, $5 }' "$REMOTE" 2>/dev/null |
 	sort -n > "$OUT/plot-remote-rails.dat" || true
+awk '$1 == "REMOTE-CPU" && $5 != "failed" { v[$4 " " $2 " " $3] = $5; s[$4] = 1 }
+     END { for (k in s) print k / 1024, v[k " kvreg write"], v[k " perftest write"],
+			     v[k " kvreg read"], v[k " perftest read"] }' \
+	"$REMOTE" 2>/dev/null | sort -n > "$OUT/plot-remote-cpu.dat" || true
 {
-	echo 'set terminal pngcairo size 1800,1600 font ",10" noenhanced'
+	echo 'set terminal pngcairo size 1800,2000 font ",10" noenhanced'
 	echo "set output '$OUT/bench.png'"
-	echo 'set multiplot layout 4,4 title "kvreg vs ibv_reg_mr: time (ms) against size (MiB), medians, one guest run; last row: remote, kvreg vs perftest"'
+	echo 'set multiplot layout 5,4 title "kvreg vs ibv_reg_mr: time (ms) against size (MiB), medians, one guest run; last two rows: remote, kvreg vs perftest"'
 	echo 'set logscale xy; set key left top; set grid'
 	for b in 4KiB hugetlb THP; do
 		for d in 1 4; do
@@ -167,6 +172,13 @@ awk '$1 == "REMOTE-RAILS" { print $4 / 1024, $2, $5 }' "$REMOTE" 2>/dev/null |
 	echo "set title 'remote WRITE MB/s: one rail and two'"
 	if [ -s "$f" ]; then
 		echo "plot '$f' u 1:(\$2 == 1 ? \$3 : 1/0) w lp t 'one rail', '' u 1:(\$2 == 2 ? \$3 : 1/0) w lp t 'two rails'"
+	else
+		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
+	fi
+	f=$OUT/plot-remote-cpu.dat
+	echo "set title 'remote: initiator busy CPU s per GiB against op size (KiB)'"
+	if [ -s "$f" ]; then
+		echo "plot '$f' u 1:2 w lp t 'kvreg write', '' u 1:3 w lp t 'ib_write_bw', '' u 1:4 w lp t 'kvreg read', '' u 1:5 w lp t 'ib_read_bw'"
 	else
 		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
 	fi

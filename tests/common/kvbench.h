@@ -3,8 +3,10 @@
 #ifndef KVBENCH_H
 #define KVBENCH_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double kvb_now_us(void)
 {
@@ -31,6 +33,29 @@ static inline double kvb_median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), kvb_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * Busy CPU time of the whole guest so far, in seconds, from /proc/stat:
+ * everything but idle and iowait, softirq included (where rxe and the
+ * CQ handlers run).
+ */
+static inline double kvb_busy_s(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n = 0;
+
+	if (f) {
+		n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]);
+		fclose(f);
+	}
+	if (n < 8)
+		return 0;
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) /
+	       sysconf(_SC_CLK_TCK);
 }
 
 #endif /* KVBENCH_H */
