@@ -600,7 +600,6 @@ static int __init kvreg_init(void)
 	kvreg_debugfs = debugfs_create_dir("kvreg", NULL);
 	debugfs_create_x64("inject_fail_mask", 0600, kvreg_debugfs,
 			   &kvreg_inject_fail_mask);
-	kvreg_stages_debugfs(kvreg_debugfs);
 	return 0;
 
 err_devices:

@@ -77,9 +77,9 @@ void kvreg_net_unlist(struct kvreg_net_entry *e)
 }
 
 /* An operation is about to be posted on @e's connection. */
-void kvreg_net_start(struct kvreg_net_entry *e)
+void kvreg_net_start(struct kvreg_net_entry *e, u32 nr_ops)
 {
-	atomic_inc(&e->inflight);
+	atomic_add(nr_ops, &e->inflight);
 }
 
 /* From the CQ's softirq too: one operation of @e's connection ended. */
@@ -94,6 +94,14 @@ void kvreg_net_count(struct kvreg_net_entry *e, u64 bytes, u32 wc_status,
 	}
 	atomic64_inc(&e->ops_failed);
 	WRITE_ONCE(e->last_wc_status, wc_status);
+}
+
+/* From the CQ's softirq: @nr_ops of @e's connection ended well at once. */
+void kvreg_net_count_ok(struct kvreg_net_entry *e, u32 nr_ops, u64 bytes)
+{
+	atomic_sub(nr_ops, &e->inflight);
+	atomic64_add(nr_ops, &e->ops);
+	atomic64_add(bytes, &e->bytes);
 }
 
 static void kvreg_net_fill(const struct kvreg_net_entry *e,

@@ -1,31 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * SUBMIT and REAP: batches of operations on imported regions, posted
- * without waiting. Each operation holds its registration and its region
- * by reference, goes in one part to the rail with the most room, or in
- * slices over several rails when it is large (rails.c), takes SQ slots
- * on each (a full queue accepts fewer, never blocks) and completes
- * exactly once into its file's completion list: REAP drains it and
- * poll() watches it. Every work request is signalled, so a part is done
- * when all of its completions (or flushes) have come, whichever way the
- * QP went; a part whose rail failed is posted again on another, from a
- * work item, until it succeeds or no rail is left.
+ * without waiting, completed into the file's list for REAP and poll().
+ *
+ * SUBMIT runs each operation through the same steps (resolve its handles,
+ * choose its rails, build its work requests and reserve their SQ slots)
+ * and appends them to one chain per rail; each chain is posted once, with
+ * one doorbell, when the batch ends (or its buffer fills). Only a chain's
+ * last work request is signalled: RC completes in order, so its
+ * completion ends every part in the chain, while a failed work request
+ * anywhere in it still completes (errors always do, and what follows it
+ * is flushed), with its part's cqe, which notes the failure first.
+ *
+ * A part is an operation's share on one rail: all of it, or a slice of a
+ * large one over several. A part whose rail failed is posted again, alone,
+ * on another, from a work item, until it succeeds or no rail is left.
  */
 #include <linux/poll.h>
 #include <linux/slab.h>
 
 #include "kvreg.h"
+#include "trace.h"
 
 struct kvreg_op_ctx;
 
-/*
- * The share of an operation one rail carries: all of it, or with several
- * rails and a large operation, a slice. Its work requests are on one QP,
- * so one CQ context sees its completions. Posted again, whole, on another
- * rail when the one it was on fails.
- */
 struct kvreg_op_part {
+	/* Its work requests' but the chain's last: notes a failure. */
 	struct ib_cqe cqe;
+	/* The chain's last work request, when this part ends the chain. */
+	struct ib_cqe last_cqe;
 	struct list_head retry_node;	/* on kf->retry; kf->cq_lock */
 	struct kvreg_op_ctx *op;
 	/*
@@ -33,13 +36,15 @@ struct kvreg_op_part {
 	 * connection drains its QP first.
 	 */
 	struct kvreg_conn *conn;
+	struct kvreg_reg_dev *rd;	/* the local MRs on @conn's device */
+	/* Its chain's parts, in posting order; the last knows the first. */
+	struct kvreg_op_part *chain_next;
+	struct kvreg_op_part *chain_first;
 	u64 offset;			/* in the operation */
 	u64 length;
 	u32 rail;
 	u32 tried;			/* rails it failed on */
 	u32 pieces;			/* SQ slots taken on @conn */
-	/* WRs not completed, plus one the poster holds while posting. */
-	atomic_t left;
 	int ret;			/* a post that failed */
 	enum ib_wc_status status;	/* the first failed completion */
 	/* Where it last failed: the completion's record names it. */
@@ -48,13 +53,12 @@ struct kvreg_op_part {
 };
 
 struct kvreg_op_ctx {
-	struct list_head node;		/* on kf->done once complete */
+	struct list_head node;		/* kf->done, or kf->op_pool */
 	struct kvreg_file *kf;
-	struct kvreg_side local;	/* holds the registration */
-	struct kvreg_side unused;	/* kvreg_transfer_release()'s */
-	struct kvreg_target t;		/* holds the region */
+	struct kvreg_reg *reg;		/* the local side, a reference */
+	struct kvreg_rregion *rr;	/* the remote side, a reference */
 	u32 opcode;
-	u64 local_offset;
+	u64 local_va;
 	u64 remote_offset;
 	u64 user_data;
 	u64 length;
@@ -69,6 +73,43 @@ struct kvreg_op_ctx {
 	struct kvreg_op_part parts[];
 };
 
+/*
+ * A chain is signalled at a part boundary once this many work requests
+ * went unsignalled, and at its end: completions come back while the rest
+ * is in flight, so a caller refilling the queue never finds it drained
+ * (RTRS's signal_interval).
+ */
+#define KVREG_SIGNAL_INTERVAL	16
+
+/* Pooled contexts have one part; a split operation allocates its own. */
+#define KVREG_OP_POOL_FILL	KVREG_SUBMIT_DEPTH
+#define KVREG_OP_POOL_MAX	(2 * KVREG_SUBMIT_DEPTH)
+
+/*
+ * One rail's work requests of one SUBMIT (or of one retried part): the
+ * rail's connection (a reference while it is built), the parts appended
+ * so far, and room for as many work requests as a rail takes in flight.
+ */
+struct kvreg_chain {
+	struct kvreg_conn *conn;
+	struct kvreg_op_part *first;
+	struct kvreg_op_part *last;
+	/* The stretch since the last signalled work request. */
+	struct kvreg_op_part *sub_first;
+	u32 sub_wrs;
+	u32 nr_wr;
+	u32 nr_parts;
+	u32 cap;
+	struct ib_rdma_wr *wr;
+	struct ib_sge *sge;
+};
+
+struct kvreg_submit_chains {
+	struct kvreg_chain chain[KVREG_DESC_MAX_PATHS];	/* by rail */
+};
+
+enum { KVREG_STEP_RESOLVE, KVREG_STEP_RAILS, KVREG_STEP_RESERVE };
+
 static void kvreg_ops_retry(struct work_struct *work);
 
 void kvreg_ops_init(struct kvreg_file *kf)
@@ -76,22 +117,57 @@ void kvreg_ops_init(struct kvreg_file *kf)
 	spin_lock_init(&kf->cq_lock);
 	INIT_LIST_HEAD(&kf->done);
 	init_waitqueue_head(&kf->cq_wait);
+	kf->wake_at = U32_MAX;
+	INIT_LIST_HEAD(&kf->op_pool);
 	INIT_LIST_HEAD(&kf->retry);
 	INIT_DELAYED_WORK(&kf->retry_work, kvreg_ops_retry);
 }
 
+/* Caller holds kf->cq_lock: wake whoever waits for what has come. */
+static void kvreg_ops_wake(struct kvreg_file *kf)
+{
+	if (kf->polled || kf->nr_done >= kf->wake_at) {
+		kf->wake_at = U32_MAX;
+		wake_up(&kf->cq_wait);
+	}
+}
+
+/*
+ * What a chain's completion gathers while it ends its parts, so that the
+ * connection's counters and the file's list are touched once per chain,
+ * not once per operation.
+ */
+struct kvreg_tally {
+	u32 ok_parts;
+	u32 slots;
+	u64 ok_bytes;
+	struct list_head finished;	/* kvreg_op_ctx.node */
+};
+
+/* Caller holds kf->cq_lock: @op joins the completed. */
+static void kvreg_op_done_locked(struct kvreg_file *kf,
+				 struct kvreg_op_ctx *op)
+{
+	trace_kvreg_op_done(op->user_data, op->ret, op->status);
+	list_add_tail(&op->node, &kf->done);
+	kf->nr_done++;
+	kf->nr_inflight--;
+}
+
 /* From the CQ's softirq, or a poster. Touches no sleeping lock. */
-static void kvreg_op_finish(struct kvreg_op_ctx *op)
+static void kvreg_op_finish(struct kvreg_op_ctx *op, struct kvreg_tally *t)
 {
 	struct kvreg_file *kf = op->kf;
 	unsigned long flags;
 
+	if (t) {
+		list_add_tail(&op->node, &t->finished);
+		return;
+	}
 	/* Release may free @kf once it sees the count fall: under the lock. */
 	spin_lock_irqsave(&kf->cq_lock, flags);
-	list_add_tail(&op->node, &kf->done);
-	kf->nr_done++;
-	kf->nr_inflight--;
-	wake_up(&kf->cq_wait);
+	kvreg_op_done_locked(kf, op);
+	kvreg_ops_wake(kf);
 	spin_unlock_irqrestore(&kf->cq_lock, flags);
 }
 
@@ -108,12 +184,13 @@ static void kvreg_part_failed(struct kvreg_op_part *part)
 	op->fail_addr = part->fail_addr;
 }
 
-static void kvreg_part_close(struct kvreg_op_part *part)
+static void kvreg_part_close(struct kvreg_op_part *part,
+			     struct kvreg_tally *t)
 {
 	struct kvreg_op_ctx *op = part->op;
 
 	if (atomic_dec_and_test(&op->parts_left))
-		kvreg_op_finish(op);
+		kvreg_op_finish(op, t);
 }
 
 /* A rail's failure, not the operation's: the peer went, or its link. */
@@ -128,9 +205,9 @@ static bool kvreg_part_rail_failed(const struct kvreg_op_part *part)
  * Every work request of @part has completed, or was never posted. From
  * the CQ's softirq, or a poster. A part that failed with its rail goes
  * to another while one is left; what failed otherwise (a refused rkey)
- * fails the operation.
+ * fails the operation. With @t, a success is only counted in it.
  */
-static void kvreg_part_end(struct kvreg_op_part *part)
+static void kvreg_part_end(struct kvreg_op_part *part, struct kvreg_tally *t)
 {
 	struct kvreg_op_ctx *op = part->op;
 	struct kvreg_conn *conn = part->conn;
@@ -139,9 +216,17 @@ static void kvreg_part_end(struct kvreg_op_part *part)
 	bool again = false;
 	unsigned long flags;
 
+	part->conn = NULL;
+	if (ok && t) {
+		t->ok_parts++;
+		t->ok_bytes += part->length;
+		t->slots += part->pieces;
+		kvreg_part_close(part, t);
+		return;
+	}
 	if (!ok) {
 		again = kvreg_part_rail_failed(part) &&
-			kvreg_rails_left(op->t.rr, part->tried |
+			kvreg_rails_left(op->rr, part->tried |
 					 BIT(part->rail));
 		part->fail_dev = conn->dev->index;
 		part->fail_addr = conn->peer;
@@ -150,11 +235,9 @@ static void kvreg_part_end(struct kvreg_op_part *part)
 	if (again)
 		atomic64_inc(&conn->entry.failovers);
 	kvreg_net_count(&conn->entry, part->length, part->status, ok);
-	/* The last touch of @conn. */
 	atomic_add(part->pieces, &conn->submit_free);
-	part->conn = NULL;
 	if (!ok)
-		kvreg_rail_kick(op->t.rr->peer);
+		kvreg_rail_kick(op->rr->peer);
 	if (again) {
 		part->tried |= BIT(part->rail);
 		/*
@@ -169,14 +252,51 @@ static void kvreg_part_end(struct kvreg_op_part *part)
 	}
 	if (!ok)
 		kvreg_part_failed(part);
-	kvreg_part_close(part);
+	kvreg_part_close(part, t);
 }
 
-static void kvreg_part_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * Ends the parts of a chain from @part to @last (NULL: to its end), each
+ * with what it noted; the successes are counted on @conn, and the
+ * operations they finish put on their file's list, in one go each.
+ */
+static void kvreg_parts_end(struct kvreg_conn *conn,
+			    struct kvreg_op_part *part,
+			    struct kvreg_op_part *last)
 {
-	struct kvreg_op_part *part =
-		container_of(wc->wr_cqe, struct kvreg_op_part, cqe);
+	struct kvreg_tally t = { .finished = LIST_HEAD_INIT(t.finished) };
+	struct kvreg_file *kf = part ? part->op->kf : NULL;
+	struct kvreg_op_ctx *op, *tmp;
+	unsigned long flags;
 
+	while (part) {
+		/*
+		 * Ending it may repost or free it: its link first. Past @last
+		 * is another stretch, ended by its own completion.
+		 */
+		struct kvreg_op_part *next = part == last ? NULL :
+					     part->chain_next;
+
+		kvreg_part_end(part, &t);
+		part = next;
+	}
+	if (t.ok_parts) {
+		kvreg_net_count_ok(&conn->entry, t.ok_parts, t.ok_bytes);
+		/* The last touch of @conn. */
+		atomic_add(t.slots, &conn->submit_free);
+	}
+	if (list_empty(&t.finished))
+		return;
+	/* Release may free @kf once it sees the count fall: under the lock. */
+	spin_lock_irqsave(&kf->cq_lock, flags);
+	list_for_each_entry_safe(op, tmp, &t.finished, node)
+		kvreg_op_done_locked(kf, op);
+	kvreg_ops_wake(kf);
+	spin_unlock_irqrestore(&kf->cq_lock, flags);
+}
+
+static void kvreg_part_note(struct kvreg_op_part *part, struct ib_wc *wc)
+{
 	/* One CQ, polled by one context: no race on @status. */
 	if (wc->status != IB_WC_SUCCESS && part->status == IB_WC_SUCCESS)
 		part->status = wc->status;
@@ -186,77 +306,122 @@ static void kvreg_part_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (wc->status != IB_WC_SUCCESS)
 		WRITE_ONCE(part->conn->q.ready, false);
-	if (atomic_dec_and_test(&part->left))
-		kvreg_part_end(part);
 }
 
-static void kvreg_op_free(struct kvreg_op_ctx *op)
+/* An unsignalled work request failed (or was flushed): noted only. */
+static void kvreg_part_mid_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	kvreg_transfer_release(&op->local, &op->unused, &op->t);
-	kfree(op);
+	kvreg_part_note(container_of(wc->wr_cqe, struct kvreg_op_part, cqe),
+			wc);
 }
 
 /*
- * The work requests of @part on rail @rail (connection @conn), at both
- * sides' MR boundaries: how many, or -errno. Under the teardown_rwsem of
- * @conn's device, read, with its path checked live.
+ * A signalled work request, the last of its stretch of the chain: every
+ * one before it has completed.
  */
-static int kvreg_part_build(struct kvreg_op_part *part,
-			    struct kvreg_reg_dev *rd,
-			    const struct kvreg_rpath *path,
-			    struct ib_rdma_wr *wr, struct ib_sge *sge,
-			    struct kvreg_error *err)
+static void kvreg_chain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct kvreg_op_ctx *op = part->op;
-	u64 lva = op->local.va + part->offset;
-	u64 rva = op->remote_offset + part->offset, left = part->length;
-	u32 n = 0;
+	struct kvreg_op_part *last =
+		container_of(wc->wr_cqe, struct kvreg_op_part, last_cqe);
 
-	while (left) {
-		struct ib_mr *lmr = kvreg_reg_dev_find_mr(rd, lva);
-		const struct kvreg_rchunk *c = kvreg_rpath_chunk(path, rva);
-		u64 seg = left;
-
-		if (n == KVREG_OP_MAX_PIECES) {
-			kvreg_set_error(err, KVREG_REASON_TOO_MANY_PIECES,
-					KVREG_NO_DEVICE_INDEX);
-			err->limit = KVREG_OP_MAX_PIECES;
-			err->request = op->length;
-			return -E2BIG;
-		}
-		/* Ranges were checked: a miss is a kvreg bug. */
-		if (WARN_ON_ONCE(!lmr))
-			return -EINVAL;
-		seg = min(seg, lmr->iova + lmr->length - lva);
-		seg = min(seg, c->start + c->length - rva);
-		sge[n] = (struct ib_sge) {
-			.addr = lva, .length = seg, .lkey = lmr->lkey,
-		};
-		wr[n] = (struct ib_rdma_wr) {
-			.wr.opcode = op->opcode == KVREG_OP_WRITE ?
-				     IB_WR_RDMA_WRITE : IB_WR_RDMA_READ,
-			.wr.sg_list = &sge[n],
-			.wr.num_sge = 1,
-			.wr.send_flags = IB_SEND_SIGNALED,
-			.wr.wr_cqe = &part->cqe,
-			.remote_addr = c->iova + (rva - c->start),
-			.rkey = c->rkey,
-		};
-		if (n)
-			wr[n - 1].wr.next = &wr[n].wr;
-		lva += seg;
-		rva += seg;
-		left -= seg;
-		n++;
-	}
-	return n;
+	kvreg_part_note(last, wc);
+	kvreg_parts_end(last->conn, last->chain_first, last);
 }
 
-/* @op's MRs on @conn's device, when it and the connection are usable. */
+static void kvreg_op_put_refs(struct kvreg_op_ctx *op)
+{
+	if (op->rr)
+		kvreg_rregion_put(op->rr);
+	if (op->reg)
+		kvreg_reg_put(op->reg);
+	op->rr = NULL;
+	op->reg = NULL;
+}
+
+/* A context for @nr_parts: a pooled one for a single part. */
+static struct kvreg_op_ctx *kvreg_op_alloc(struct kvreg_file *kf,
+					   u32 nr_parts)
+{
+	struct kvreg_op_ctx *op = NULL;
+
+	if (nr_parts == 1) {
+		spin_lock_irq(&kf->cq_lock);
+		op = list_first_entry_or_null(&kf->op_pool,
+					      struct kvreg_op_ctx, node);
+		if (op) {
+			list_del(&op->node);
+			kf->op_pool_len--;
+		}
+		spin_unlock_irq(&kf->cq_lock);
+	}
+	if (!op)
+		op = kmalloc(struct_size(op, parts, nr_parts),
+			     GFP_KERNEL_ACCOUNT);
+	if (!op)
+		return NULL;
+	memset(op, 0, struct_size(op, parts, nr_parts));
+	op->kf = kf;
+	op->nr_parts = nr_parts;
+	return op;
+}
+
+/*
+ * The pool, filled by a file's first SUBMIT to the depth a rail takes in
+ * flight: a file that never submits pays nothing for it.
+ */
+static void kvreg_op_pool_fill(struct kvreg_file *kf)
+{
+	struct kvreg_op_ctx *op;
+	LIST_HEAD(fresh);
+	u32 n;
+
+	if (READ_ONCE(kf->op_pool_filled))
+		return;
+	WRITE_ONCE(kf->op_pool_filled, true);
+	for (n = 0; n < KVREG_OP_POOL_FILL; n++) {
+		op = kmalloc(struct_size(op, parts, 1), GFP_KERNEL_ACCOUNT);
+		if (!op)
+			break;
+		list_add(&op->node, &fresh);
+	}
+	spin_lock_irq(&kf->cq_lock);
+	list_splice(&fresh, &kf->op_pool);
+	kf->op_pool_len += n;
+	spin_unlock_irq(&kf->cq_lock);
+}
+
+/* Caller holds kf->cq_lock. Pooled while there is room, else freed. */
+static bool kvreg_op_pool_put(struct kvreg_file *kf, struct kvreg_op_ctx *op)
+{
+	if (op->nr_parts != 1 || kf->op_pool_len >= KVREG_OP_POOL_MAX)
+		return false;
+	list_add(&op->node, &kf->op_pool);
+	kf->op_pool_len++;
+	return true;
+}
+
+/* Done with: its references dropped, the context pooled or freed. */
+static void kvreg_op_free(struct kvreg_op_ctx *op)
+{
+	struct kvreg_file *kf = op->kf;
+	bool pooled;
+
+	kvreg_op_put_refs(op);
+	spin_lock_irq(&kf->cq_lock);
+	pooled = kvreg_op_pool_put(kf, op);
+	spin_unlock_irq(&kf->cq_lock);
+	if (!pooled)
+		kfree(op);
+}
+
+/*
+ * @op's MRs on @conn's device, when it and the connection are usable.
+ * Caller holds the device's teardown_rwsem for read.
+ */
 static struct kvreg_reg_dev *kvreg_part_path(struct kvreg_op_ctx *op,
 					     struct kvreg_conn *conn)
 {
-	struct kvreg_reg *reg = op->local.reg;
+	struct kvreg_reg *reg = op->reg;
 	struct kvreg_dev *kdev = conn->dev;
 	u32 i;
 
@@ -272,66 +437,193 @@ static struct kvreg_reg_dev *kvreg_part_path(struct kvreg_op_ctx *op,
 }
 
 /*
- * Post @part's @n work requests on @conn, whose slots it holds. Once
- * called, the part completes through kvreg_part_end(), posted or not.
+ * Append @part's work requests, at both sides' MR boundaries, to @chain:
+ * how many, or -errno (the chain as it was). Under the teardown_rwsem of
+ * the chain's device, read, with its path checked live in @part->rd.
  */
-static void kvreg_part_post(struct kvreg_op_part *part,
-			    struct kvreg_conn *conn, u32 n,
-			    struct ib_rdma_wr *wr)
+static int kvreg_chain_build(struct kvreg_chain *chain,
+			     struct kvreg_op_part *part,
+			     struct kvreg_error *err)
 {
-	struct kvreg_qp *q = &conn->q;
-	const struct ib_send_wr *bad = NULL;
-	u32 posted = n;
-	int ret;
+	struct kvreg_op_ctx *op = part->op;
+	const struct kvreg_rpath *path = &op->rr->paths[part->rail];
+	enum ib_wr_opcode opcode = op->opcode == KVREG_OP_WRITE ?
+				   IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
+	u64 lva = op->local_va + part->offset;
+	u64 rva = op->remote_offset + part->offset, left = part->length;
+	u32 at = chain->nr_wr, n = 0;
 
-	part->conn = conn;
-	part->pieces = n;
+	while (left) {
+		struct ib_mr *lmr = kvreg_reg_dev_find_mr(part->rd, lva);
+		const struct kvreg_rchunk *c = kvreg_rpath_chunk(path, rva);
+		struct ib_rdma_wr *wr = &chain->wr[at + n];
+		struct ib_sge *sge = &chain->sge[at + n];
+		u64 seg = left;
+
+		if (n == KVREG_OP_MAX_PIECES) {
+			kvreg_set_error(err, KVREG_REASON_TOO_MANY_PIECES,
+					KVREG_NO_DEVICE_INDEX);
+			err->limit = KVREG_OP_MAX_PIECES;
+			err->request = op->length;
+			return -E2BIG;
+		}
+		/* Ranges were checked: a miss is a kvreg bug. */
+		if (WARN_ON_ONCE(!lmr))
+			return -EINVAL;
+		seg = min(seg, lmr->iova + lmr->length - lva);
+		seg = min(seg, c->start + c->length - rva);
+		sge->addr = lva;
+		sge->length = seg;
+		sge->lkey = lmr->lkey;
+		wr->wr.next = &wr[1].wr;
+		wr->wr.wr_cqe = &part->cqe;
+		wr->wr.sg_list = sge;
+		wr->wr.num_sge = 1;
+		wr->wr.opcode = opcode;
+		wr->wr.send_flags = 0;
+		wr->remote_addr = c->iova + (rva - c->start);
+		wr->rkey = c->rkey;
+		lva += seg;
+		rva += seg;
+		left -= seg;
+		n++;
+	}
+	return n;
+}
+
+/* The last work request so far ends a stretch: signalled, it ends it. */
+static void kvreg_chain_signal(struct kvreg_chain *chain)
+{
+	struct ib_rdma_wr *wr = &chain->wr[chain->nr_wr - 1];
+
+	wr->wr.wr_cqe = &chain->last->last_cqe;
+	wr->wr.send_flags = IB_SEND_SIGNALED;
+	chain->last->chain_first = chain->sub_first;
+	chain->sub_first = NULL;
+	chain->sub_wrs = 0;
+}
+
+/* The part a work request of a chain belongs to. */
+static struct kvreg_op_part *kvreg_wr_part(struct ib_rdma_wr *wr)
+{
+	if (wr->wr.send_flags & IB_SEND_SIGNALED)
+		return container_of(wr->wr.wr_cqe, struct kvreg_op_part,
+				    last_cqe);
+	return container_of(wr->wr.wr_cqe, struct kvreg_op_part, cqe);
+}
+
+/* @part, built and with its slots, joins the end of @chain. */
+static void kvreg_chain_link(struct kvreg_chain *chain,
+			     struct kvreg_op_part *part, u32 pieces)
+{
+	if (chain->last && chain->sub_wrs >= KVREG_SIGNAL_INTERVAL)
+		kvreg_chain_signal(chain);
+	part->conn = chain->conn;
+	part->pieces = pieces;
 	part->ret = 0;
 	part->status = IB_WC_SUCCESS;
-	kvreg_net_start(&conn->entry);
-	atomic_set(&part->left, n + 1);
-	mutex_lock(&q->mutex);
-	ret = READ_ONCE(q->ready) ? ib_post_send(q->qp, &wr[0].wr, &bad) :
-				    -ENOTCONN;
-	mutex_unlock(&q->mutex);
-	if (ret) {
-		for (posted = 0; bad && &wr[posted].wr != bad; posted++)
-			;
-		part->ret = ret == -ENOTCONN ? ret : -EIO;
-	}
-	/* The unposted pieces and the poster's hold. */
-	if (atomic_sub_and_test(n - posted + 1, &part->left))
-		kvreg_part_end(part);
+	part->chain_next = NULL;
+	part->chain_first = NULL;
+	if (chain->last)
+		chain->last->chain_next = part;
+	else
+		chain->first = part;
+	if (!chain->sub_first)
+		chain->sub_first = part;
+	chain->last = part;
+	chain->sub_wrs += pieces;
+	chain->nr_wr += pieces;
+	chain->nr_parts++;
 }
 
 /*
- * Build @part on @conn (rail @rail) under its device's rwsem and post it,
- * after taking its slots: -EAGAIN when the rail's queue is full, -ENOTCONN
- * when the rail cannot take it; 0 once it is posted (and will complete).
+ * Whether each part of @chain still has its MRs on the device: removal
+ * may have come between building and posting. Under its teardown_rwsem.
  */
-static int kvreg_part_send(struct kvreg_op_part *part,
-			   struct kvreg_conn *conn, u32 rail,
-			   struct ib_rdma_wr *wr, struct ib_sge *sge,
-			   struct kvreg_error *err)
+static bool kvreg_chain_live(struct kvreg_chain *chain)
 {
-	struct kvreg_op_ctx *op = part->op;
-	struct kvreg_dev *kdev = conn->dev;
-	struct kvreg_reg_dev *rd;
-	u32 slots;
-	int n;
+	struct kvreg_conn *conn = chain->conn;
+	struct kvreg_op_part *part;
 
-	part->rail = rail;
+	if (conn->dev->dead || !conn->qp_live || READ_ONCE(conn->lost))
+		return false;
+	for (part = chain->first; part; part = part->chain_next)
+		if (!READ_ONCE(part->rd->live))
+			return false;
+	return true;
+}
+
+/*
+ * Post @chain with one doorbell, signalled at its end and every
+ * KVREG_SIGNAL_INTERVAL work requests. Once called, each of its parts
+ * completes through kvreg_part_end(), posted or not; the chain is empty
+ * after, its connection given back.
+ */
+static void kvreg_chain_post(struct kvreg_chain *chain)
+{
+	struct kvreg_conn *conn = chain->conn;
+	const struct ib_send_wr *bad = NULL;
+	struct kvreg_op_part *part, *from;
+	struct kvreg_dev *kdev;
+	struct kvreg_qp *q;
+	u32 at = 0, i;
+	int ret = -ENOTCONN;
+
+	if (!chain->nr_parts)
+		goto out;
+	kdev = conn->dev;
+	q = &conn->q;
+	chain->wr[chain->nr_wr - 1].wr.next = NULL;
+	kvreg_chain_signal(chain);
+	/* Before the post: its completion may come as the post returns. */
+	kvreg_net_start(&conn->entry, chain->nr_parts);
+
 	down_read(&kdev->teardown_rwsem);
-	rd = kvreg_part_path(op, conn);
-	n = rd ? kvreg_part_build(part, rd, &op->t.rr->paths[rail], wr, sge,
-				  err) : -ENOTCONN;
-	slots = max(n, 0);
-	if (n > 0 && !kvreg_rail_take_slots(op->t.rr->peer, &conn, &slots, 1))
-		n = -EAGAIN;
-	if (n > 0)
-		kvreg_part_post(part, conn, n, wr);
+	/*
+	 * With bottom halves off, a software device (rxe) runs its send
+	 * tasklet when they come back on, here, rather than in ksoftirqd.
+	 */
+	spin_lock_bh(&q->post_lock);
+	if (READ_ONCE(q->ready) && kvreg_chain_live(chain))
+		ret = ib_post_send(q->qp, &chain->wr[0].wr, &bad);
+	spin_unlock_bh(&q->post_lock);
+	trace_kvreg_chain_post(kdev->index, chain->nr_wr, chain->nr_parts,
+			       ret);
+	if (!ret) {
+		up_read(&kdev->teardown_rwsem);
+		goto out;
+	}
+	if (bad && bad != &chain->wr[0].wr) {
+		/*
+		 * Part of the chain is queued and the end of its stretch is
+		 * not: nothing would end that stretch. The drain flushes what
+		 * is queued and waits for it; the QP is left in error, as a
+		 * failed post leaves a connection. The stretches posted
+		 * whole were ended by their completions: their parts may be
+		 * gone, so the work requests (ours) say where the rest is.
+		 */
+		ib_drain_sq(q->qp);
+		at = container_of(bad, struct ib_rdma_wr, wr) - chain->wr;
+	}
 	up_read(&kdev->teardown_rwsem);
-	return n < 0 ? n : 0;
+	WRITE_ONCE(q->ready, false);
+	for (i = at; i && !(chain->wr[i - 1].wr.send_flags & IB_SEND_SIGNALED);
+	     i--)
+		;
+	from = kvreg_wr_part(&chain->wr[at]);
+	for (part = from; part; part = part->chain_next)
+		part->ret = ret == -ENOTCONN ? ret : -EIO;
+	kvreg_parts_end(conn, kvreg_wr_part(&chain->wr[i]), NULL);
+out:
+	if (conn)
+		kvreg_conn_put(conn);
+	chain->conn = NULL;
+	chain->first = NULL;
+	chain->last = NULL;
+	chain->sub_first = NULL;
+	chain->sub_wrs = 0;
+	chain->nr_wr = 0;
+	chain->nr_parts = 0;
 }
 
 static void kvreg_set_queue_full(struct kvreg_conn *conn,
@@ -343,8 +635,36 @@ static void kvreg_set_queue_full(struct kvreg_conn *conn,
 }
 
 /*
- * Post again the parts whose rail failed, each on a rail it has not
- * failed on. A part no rail will take fails its operation with the
+ * Build @part on rail @rail's connection @conn under its device's rwsem
+ * and take its slots, into @chain (which takes @conn's reference): -EAGAIN
+ * when the rail's queue is full, -ENOTCONN when the rail cannot take it.
+ */
+static int kvreg_part_add(struct kvreg_chain *chain, struct kvreg_op_part *part,
+			  struct kvreg_conn *conn, u32 rail,
+			  struct kvreg_error *err)
+{
+	struct kvreg_dev *kdev = conn->dev;
+	u32 slots;
+	int n;
+
+	part->rail = rail;
+	down_read(&kdev->teardown_rwsem);
+	part->rd = kvreg_part_path(part->op, conn);
+	n = part->rd ? kvreg_chain_build(chain, part, err) : -ENOTCONN;
+	up_read(&kdev->teardown_rwsem);
+	slots = max(n, 0);
+	if (n > 0 && !kvreg_rail_take_slots(part->op->rr->peer, &conn,
+					    &slots, 1))
+		n = -EAGAIN;
+	if (n < 0)
+		return n;
+	kvreg_chain_link(chain, part, n);
+	return 0;
+}
+
+/*
+ * Post again the parts whose rail failed, each alone on a rail it has
+ * not failed on. A part no rail will take fails its operation with the
  * reason it last failed for; a part that finds every queue full waits
  * for one to drain.
  */
@@ -352,16 +672,15 @@ static void kvreg_ops_retry(struct work_struct *work)
 {
 	struct kvreg_file *kf = container_of(to_delayed_work(work),
 					     struct kvreg_file, retry_work);
+	struct kvreg_chain chain = { .cap = KVREG_OP_MAX_PIECES };
 	struct kvreg_op_part *part;
 	struct kvreg_error err;
 	struct kvreg_conn *conn;
-	struct ib_rdma_wr *wr;
-	struct ib_sge *sge;
 	u32 rail;
 	int ret;
 
-	wr = kcalloc(KVREG_OP_MAX_PIECES, sizeof(*wr), GFP_KERNEL);
-	sge = kcalloc(KVREG_OP_MAX_PIECES, sizeof(*sge), GFP_KERNEL);
+	chain.wr = kcalloc(chain.cap, sizeof(*chain.wr), GFP_KERNEL);
+	chain.sge = kcalloc(chain.cap, sizeof(*chain.sge), GFP_KERNEL);
 	for (;;) {
 		spin_lock_irq(&kf->cq_lock);
 		part = list_first_entry_or_null(&kf->retry,
@@ -373,15 +692,18 @@ static void kvreg_ops_retry(struct work_struct *work)
 		if (!part)
 			break;
 		conn = NULL;
-		if (wr && sge && !READ_ONCE(part->op->t.rr->peer->closing))
-			conn = kvreg_rail_get(part->op->t.rr,
-					      part->op->local.reg,
+		if (chain.wr && chain.sge &&
+		    !READ_ONCE(part->op->rr->peer->closing))
+			conn = kvreg_rail_get(part->op->rr, part->op->reg,
 					      KVREG_NO_DEVICE_INDEX,
 					      part->tried, &rail);
-		ret = conn ? kvreg_part_send(part, conn, rail, wr, sge, &err) :
-			     -ENOTCONN;
-		if (conn)
-			kvreg_conn_put(conn);
+		ret = -ENOTCONN;
+		if (conn) {
+			chain.conn = conn;
+			ret = kvreg_part_add(&chain, part, conn, rail, &err);
+			/* Posted, or given back with its connection. */
+			kvreg_chain_post(&chain);
+		}
 		if (ret == -EAGAIN) {
 			spin_lock_irq(&kf->cq_lock);
 			list_add(&part->retry_node, &kf->retry);
@@ -405,16 +727,16 @@ static void kvreg_ops_retry(struct work_struct *work)
 				part->status = IB_WC_SUCCESS;
 			}
 			kvreg_part_failed(part);
-			kvreg_part_close(part);
+			kvreg_part_close(part, NULL);
 		}
 	}
-	kfree(sge);
-	kfree(wr);
+	kfree(chain.sge);
+	kfree(chain.wr);
 }
 
 /*
- * How @op is split: with @n rails up and enough bytes, into @n slices
- * of whole 4 KiB pages; otherwise whole, on one rail.
+ * How an operation is split: with @n rails up and enough bytes, into @n
+ * slices of whole 4 KiB pages; otherwise whole, on one rail.
  */
 static u32 kvreg_op_rails_wanted(u64 length)
 {
@@ -426,20 +748,17 @@ static u32 kvreg_op_rails_wanted(u64 length)
 
 /*
  * Each accepted operation holds a context until it is reaped: a file that
- * submits and never reaps is stopped here. Two SUBMITs at once may each
- * pass with one more; the cap stays a bound.
+ * submits and never reaps is stopped here, once per batch. Two SUBMITs at
+ * once may each pass with their room; the cap stays a bound.
  */
-static int kvreg_ops_cap(struct kvreg_file *kf, struct kvreg_error *err)
+static u32 kvreg_ops_room(struct kvreg_file *kf, u32 *held)
 {
-	u32 max = READ_ONCE(kvreg_max_unreaped), held;
+	u32 max = READ_ONCE(kvreg_max_unreaped);
 
 	spin_lock_irq(&kf->cq_lock);
-	held = kf->nr_inflight + kf->nr_done;
+	*held = kf->nr_inflight + kf->nr_done;
 	spin_unlock_irq(&kf->cq_lock);
-	if (held < max)
-		return 0;
-	return kvreg_cap_refuse(err, KVREG_REASON_COMPLETION_LIMIT, max, held,
-				1);
+	return *held < max ? max - *held : 0;
 }
 
 void kvreg_ops_stats(struct kvreg_file *kf, struct kvreg_stats *st)
@@ -449,178 +768,289 @@ void kvreg_ops_stats(struct kvreg_file *kf, struct kvreg_stats *st)
 	spin_unlock_irq(&kf->cq_lock);
 }
 
-static int kvreg_submit_one(struct kvreg_file *kf, struct kvreg_op *uop,
-			    struct ib_rdma_wr *wr, struct ib_sge *sge,
-			    struct kvreg_error *err)
+/* The operation's arguments, as far as they can be checked alone. */
+static int kvreg_op_check(const struct kvreg_op *uop, struct kvreg_error *err)
 {
-	struct kvreg_transfer arg = {
-		.flags = KVREG_TRANSFER_F_REMOTE_REGION,
-		.opcode = uop->opcode,
-		.device_index = KVREG_NO_DEVICE_INDEX,
-		.local_handle = uop->local_handle,
-		.local_offset = uop->local_offset,
-		.remote_handle = uop->remote,
-		.remote_offset = uop->remote_offset,
-		.length = uop->length,
-	};
-	struct kvreg_conn *conns[KVREG_DESC_MAX_PATHS];
-	u32 rails[KVREG_DESC_MAX_PATHS], slots[KVREG_DESC_MAX_PATHS];
-	struct kvreg_side local = {}, unused = {};
-	struct kvreg_target t = {};
-	u32 want, n = 0, i, tried = 0;
-	struct kvreg_op_ctx *op;
-	u64 slice, at;
-	int ret;
-
 	if (uop->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (uop->opcode != KVREG_OP_WRITE && uop->opcode != KVREG_OP_READ)
 		return kvreg_bad_arg(err, KVREG_ARG_OPCODE);
 	if (!uop->length)
 		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);
-	ret = kvreg_ops_cap(kf, err);
-	if (ret)
-		return ret;
-	ret = kvreg_transfer_resolve(kf, &arg, &local, &unused, &t, err);
-	if (ret)
-		goto err_release;
+	return 0;
+}
 
-	want = kvreg_op_rails_wanted(uop->length);
+/* Step 1: both handles, each held by a reference in @op. */
+static int kvreg_op_resolve(struct kvreg_file *kf, const struct kvreg_op *uop,
+			    struct kvreg_op_ctx *op, struct kvreg_error *err)
+{
+	struct kvreg_side local = {};
+	int ret;
+
+	mutex_lock(&kf->lock);
+	ret = kvreg_resolve_rregion(kf, uop->opcode, KVREG_NO_DEVICE_INDEX,
+				    uop->remote, uop->remote_offset,
+				    uop->length, &op->rr, err);
+	if (!ret)
+		ret = kvreg_resolve_side(kf, uop->local_handle,
+					 uop->local_offset, uop->length,
+					 KVREG_NO_DEVICE_INDEX,
+					 uop->opcode == KVREG_OP_WRITE ? 0 :
+					 KVREG_ACCESS_LOCAL_WRITE,
+					 KVREG_ARG_OFFSET, &local, err);
+	mutex_unlock(&kf->lock);
+	op->reg = local.reg;
+	op->local_va = local.va;
+	op->opcode = uop->opcode;
+	op->remote_offset = uop->remote_offset;
+	op->user_data = uop->user_data;
+	op->length = uop->length;
+	trace_kvreg_op_step(uop->user_data, KVREG_STEP_RESOLVE);
+	return ret;
+}
+
+/* Step 2: up to @want rails for @op, each connection by a reference. */
+static u32 kvreg_op_choose_rails(struct kvreg_op_ctx *op, u32 want,
+				 struct kvreg_conn **conns, u32 *rails,
+				 struct kvreg_error *err)
+{
+	u32 n = 0, tried = 0, i;
+
 	while (n < want) {
-		conns[n] = kvreg_rail_get(t.rr, local.reg,
+		conns[n] = kvreg_rail_get(op->rr, op->reg,
 					  KVREG_NO_DEVICE_INDEX, tried,
 					  &rails[n]);
 		if (!conns[n])
 			break;
 		tried |= BIT(rails[n++]);
 	}
-	if (!n) {
-		kvreg_set_error(err, KVREG_REASON_CONN_LOST,
-				KVREG_NO_DEVICE_INDEX);
-		for (i = 0; i < KVREG_DESC_MAX_PATHS; i++)
-			if (t.rr->paths[i].chunks)
-				break;
-		if (i < KVREG_DESC_MAX_PATHS)
-			kvreg_set_net_error(err, err->reason,
-					    &t.rr->peer->rails[i].addr);
-		ret = -ENOTCONN;
-		goto err_release;
-	}
+	trace_kvreg_op_step(op->user_data, KVREG_STEP_RAILS);
+	if (n)
+		return n;
+	kvreg_set_error(err, KVREG_REASON_CONN_LOST, KVREG_NO_DEVICE_INDEX);
+	for (i = 0; i < KVREG_DESC_MAX_PATHS; i++)
+		if (op->rr->paths[i].chunks)
+			break;
+	if (i < KVREG_DESC_MAX_PATHS)
+		kvreg_set_net_error(err, err->reason,
+				    &op->rr->peer->rails[i].addr);
+	return 0;
+}
 
-	op = kzalloc(struct_size(op, parts, n), GFP_KERNEL_ACCOUNT);
+/*
+ * The chain of rail @rail for @conn, with room for one more operation's
+ * work requests: one built for another connection of the rail (mended
+ * since) or too full is posted first. The chain takes @conn's reference.
+ */
+static int kvreg_chain_for(struct kvreg_submit_chains *sc, u32 rail,
+			   struct kvreg_conn *conn, struct kvreg_chain **out)
+{
+	struct kvreg_chain *chain = &sc->chain[rail];
+
+	if (!chain->wr) {
+		chain->cap = KVREG_SUBMIT_DEPTH + KVREG_OP_MAX_PIECES;
+		chain->wr = kvcalloc(chain->cap, sizeof(*chain->wr),
+				     GFP_KERNEL_ACCOUNT);
+		chain->sge = kvcalloc(chain->cap, sizeof(*chain->sge),
+				      GFP_KERNEL_ACCOUNT);
+		if (!chain->wr || !chain->sge) {
+			kvfree(chain->wr);
+			kvfree(chain->sge);
+			chain->wr = NULL;
+			chain->sge = NULL;
+			kvreg_conn_put(conn);
+			return -ENOMEM;
+		}
+	}
+	if (chain->conn != conn ||
+	    chain->nr_wr + KVREG_OP_MAX_PIECES > chain->cap)
+		kvreg_chain_post(chain);
+	if (chain->conn)
+		kvreg_conn_put(conn);	/* the chain holds one already */
+	else
+		chain->conn = conn;
+	*out = chain;
+	return 0;
+}
+
+/*
+ * Step 3: each part built into its rail's chain, with its slots; all of
+ * the operation's, or none (each chain as it was).
+ */
+static int kvreg_op_reserve(struct kvreg_submit_chains *sc,
+			    struct kvreg_op_ctx *op, struct kvreg_conn **conns,
+			    const u32 *rails, struct kvreg_error *err)
+{
+	struct kvreg_chain *chains[KVREG_DESC_MAX_PATHS];
+	u32 slots[KVREG_DESC_MAX_PATHS];
+	u64 slice = round_up(div_u64(op->length, op->nr_parts), SZ_4K);
+	u64 offset = 0;
+	u32 i, n = op->nr_parts;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		struct kvreg_op_part *part = &op->parts[i];
+		struct kvreg_conn *conn = conns[i];
+		int pieces;
+
+		conns[i] = NULL;	/* the chain's now, or put */
+		part->op = op;
+		part->cqe.done = kvreg_part_mid_done;
+		part->last_cqe.done = kvreg_chain_done;
+		INIT_LIST_HEAD(&part->retry_node);
+		part->offset = offset;
+		part->length = i == n - 1 ? op->length - offset : slice;
+		part->rail = rails[i];
+		offset += part->length;
+		if (ret) {
+			kvreg_conn_put(conn);
+			continue;
+		}
+		ret = kvreg_chain_for(sc, rails[i], conn, &chains[i]);
+		if (ret) {
+			kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+					KVREG_NO_DEVICE_INDEX);
+			continue;
+		}
+		down_read(&conn->dev->teardown_rwsem);
+		part->rd = kvreg_part_path(op, conn);
+		pieces = part->rd ? kvreg_chain_build(chains[i], part, err) :
+				    -ENOTCONN;
+		up_read(&conn->dev->teardown_rwsem);
+		if (pieces == -ENOTCONN) {
+			kvreg_set_error(err, KVREG_REASON_CONN_LOST,
+					conn->dev->index);
+			kvreg_set_net_error(err, err->reason, &conn->peer);
+		}
+		if (pieces < 0)
+			ret = pieces;
+		else
+			slots[i] = pieces;
+	}
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		conns[i] = chains[i]->conn;
+	if (!kvreg_rail_take_slots(op->rr->peer, conns, slots, n)) {
+		kvreg_set_queue_full(conns[0], err);
+		err->request = slots[0];
+		return -EAGAIN;
+	}
+	for (i = 0; i < n; i++)
+		kvreg_chain_link(chains[i], &op->parts[i], slots[i]);
+	trace_kvreg_op_step(op->user_data, KVREG_STEP_RESERVE);
+	return 0;
+}
+
+/*
+ * One operation through the steps. Accepted, it is in its rails' chains
+ * and completes, whatever the rails do; refused, nothing of it is left.
+ */
+static int kvreg_submit_one(struct kvreg_file *kf,
+			    struct kvreg_submit_chains *sc,
+			    const struct kvreg_op *uop, struct kvreg_error *err)
+{
+	struct kvreg_conn *conns[KVREG_DESC_MAX_PATHS];
+	u32 rails[KVREG_DESC_MAX_PATHS], n, i;
+	struct kvreg_op_ctx head = { .kf = kf }, *op;
+	int ret;
+
+	ret = kvreg_op_check(uop, err);
+	if (ret)
+		return ret;
+	/* The handles first: how many parts depends on the region's rails. */
+	ret = kvreg_op_resolve(kf, uop, &head, err);
+	if (ret)
+		goto err_refs;
+	n = kvreg_op_choose_rails(&head, kvreg_op_rails_wanted(uop->length),
+				  conns, rails, err);
+	if (!n) {
+		ret = -ENOTCONN;
+		goto err_refs;
+	}
+	op = kvreg_op_alloc(kf, n);
 	if (!op) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		ret = -ENOMEM;
 		goto err_conns;
 	}
-	op->kf = kf;
-	op->local = local;
-	op->unused = unused;
-	op->t = t;
-	op->opcode = uop->opcode;
-	op->local_offset = uop->local_offset;
-	op->remote_offset = uop->remote_offset;
-	op->user_data = uop->user_data;
-	op->length = uop->length;
-	op->nr_parts = n;
-	slice = round_up(div_u64(uop->length, n), SZ_4K);
-	for (i = 0, at = 0; i < n; i++) {
-		struct kvreg_op_part *part = &op->parts[i];
-
-		part->cqe.done = kvreg_part_done;
-		part->op = op;
-		INIT_LIST_HEAD(&part->retry_node);
-		part->offset = at;
-		part->length = i == n - 1 ? uop->length - at : slice;
-		at += part->length;
+	op->reg = head.reg;
+	op->rr = head.rr;
+	op->opcode = head.opcode;
+	op->local_va = head.local_va;
+	op->remote_offset = head.remote_offset;
+	op->user_data = head.user_data;
+	op->length = head.length;
+	atomic_set(&op->parts_left, n);
+	ret = kvreg_op_reserve(sc, op, conns, rails, err);
+	if (ret) {
+		kvreg_op_free(op);
+		return ret;
 	}
-
-	/* Each part's pieces, to know its slots; all must fit, or none. */
-	for (i = 0; i < n; i++) {
-		struct kvreg_dev *kdev = conns[i]->dev;
-		struct kvreg_reg_dev *rd;
-		int pieces;
-
-		down_read(&kdev->teardown_rwsem);
-		rd = kvreg_part_path(op, conns[i]);
-		pieces = rd ? kvreg_part_build(&op->parts[i], rd,
-					       &t.rr->paths[rails[i]],
-					       wr, sge, err) : -ENOTCONN;
-		up_read(&kdev->teardown_rwsem);
-		if (pieces == -ENOTCONN) {
-			kvreg_set_error(err, KVREG_REASON_CONN_LOST,
-					kdev->index);
-			kvreg_set_net_error(err, err->reason,
-					    &conns[i]->peer);
-		}
-		if (pieces < 0) {
-			ret = pieces;
-			goto err_free;
-		}
-		slots[i] = pieces;
-	}
-	if (!kvreg_rail_take_slots(t.rr->peer, conns, slots, n)) {
-		kvreg_set_queue_full(conns[0], err);
-		err->request = slots[0];
-		ret = -EAGAIN;
-		goto err_free;
-	}
-
-	/* Accepted: from here on it completes, whatever the rails do. */
 	spin_lock_irq(&kf->cq_lock);
 	kf->nr_inflight++;
 	spin_unlock_irq(&kf->cq_lock);
-	atomic_set(&op->parts_left, n);
-	for (i = 0; i < n; i++) {
-		struct kvreg_op_part *part = &op->parts[i];
-		struct kvreg_dev *kdev = conns[i]->dev;
-		struct kvreg_reg_dev *rd;
-		int pieces;
-
-		part->rail = rails[i];
-		down_read(&kdev->teardown_rwsem);
-		rd = kvreg_part_path(op, conns[i]);
-		pieces = rd ? kvreg_part_build(part, rd,
-					       &t.rr->paths[rails[i]],
-					       wr, sge, err) : -ENOTCONN;
-		/* Gone since it was counted: posted as nothing, fails over. */
-		if (pieces != slots[i])
-			pieces = 0;
-		part->conn = conns[i];
-		if (pieces) {
-			kvreg_part_post(part, conns[i], pieces, wr);
-		} else {
-			part->pieces = slots[i];
-			part->ret = -ENOTCONN;
-			atomic_set(&part->left, 1);
-			kvreg_net_start(&conns[i]->entry);
-			if (atomic_dec_and_test(&part->left))
-				kvreg_part_end(part);
-		}
-		up_read(&kdev->teardown_rwsem);
-		kvreg_conn_put(conns[i]);
-	}
 	return 0;
 
-err_free:
-	kfree(op);
 err_conns:
 	for (i = 0; i < n; i++)
 		kvreg_conn_put(conns[i]);
-err_release:
-	kvreg_transfer_release(&local, &unused, &t);
+err_refs:
+	kvreg_op_put_refs(&head);
 	return ret;
 }
 
+/* A file's chain buffers: the last SUBMIT's, or new ones. */
+static struct kvreg_submit_chains *kvreg_chains_get(struct kvreg_file *kf)
+{
+	struct kvreg_submit_chains *sc = xchg(&kf->spare_chains, NULL);
+
+	return sc ?: kzalloc(sizeof(*sc), GFP_KERNEL_ACCOUNT);
+}
+
+static void kvreg_chains_free(struct kvreg_submit_chains *sc)
+{
+	u32 i;
+
+	if (!sc)
+		return;
+	for (i = 0; i < KVREG_DESC_MAX_PATHS; i++) {
+		kvfree(sc->chain[i].wr);
+		kvfree(sc->chain[i].sge);
+	}
+	kfree(sc);
+}
+
+/* Step 4: every chain posted, one doorbell each; the buffers kept. */
+static void kvreg_chains_post(struct kvreg_file *kf,
+			      struct kvreg_submit_chains *sc)
+{
+	u32 i;
+
+	for (i = 0; i < KVREG_DESC_MAX_PATHS; i++)
+		kvreg_chain_post(&sc->chain[i]);
+	kvreg_chains_free(xchg(&kf->spare_chains, sc));
+}
+
+/**
+ * kvreg_submit() - KVREG_IOC_SUBMIT: post a batch of operations.
+ * @kf: the calling file
+ * @arg: the batch; @arg->accepted says how many were taken
+ * @err: why the first refused one was, when none was taken
+ *
+ * Operations are taken in order until one is refused; those taken go out
+ * with one doorbell per rail when the batch ends.
+ *
+ * Return: 0 when any was accepted, else the first one's -errno.
+ */
 int kvreg_submit(struct kvreg_file *kf, struct kvreg_submit *arg,
 		 struct kvreg_error *err)
 {
-	struct ib_rdma_wr *wr;
-	struct ib_sge *sge;
+	struct kvreg_submit_chains *sc;
 	struct kvreg_op uop;
+	u32 i, room, held;
 	int ret = 0;
-	u32 i;
 
 	if (arg->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
@@ -635,18 +1065,26 @@ int kvreg_submit(struct kvreg_file *kf, struct kvreg_submit *arg,
 	if (arg->count && (arg->op_size < KVREG_OP_SIZE_VER0 ||
 			   arg->op_size > KVREG_MAX_ARG_SIZE))
 		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
-	wr = kcalloc(KVREG_OP_MAX_PIECES, sizeof(*wr), GFP_KERNEL);
-	sge = kcalloc(KVREG_OP_MAX_PIECES, sizeof(*sge), GFP_KERNEL);
-	if (!wr || !sge) {
+	trace_kvreg_submit(arg->count);
+	kvreg_op_pool_fill(kf);
+	sc = kvreg_chains_get(kf);
+	if (!sc) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
-		ret = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
+	room = kvreg_ops_room(kf, &held);
 	for (i = 0; i < arg->count; i++) {
 		void __user *src = u64_to_user_ptr(arg->ops) +
 				   (size_t)i * arg->op_size;
 
+		if (i == room) {
+			ret = kvreg_cap_refuse(err,
+					       KVREG_REASON_COMPLETION_LIMIT,
+					       READ_ONCE(kvreg_max_unreaped),
+					       held + i, 1);
+			break;
+		}
 		ret = copy_struct_from_user(&uop, sizeof(uop), src,
 					    arg->op_size);
 		if (ret) {
@@ -656,31 +1094,51 @@ int kvreg_submit(struct kvreg_file *kf, struct kvreg_submit *arg,
 				kvreg_bad_arg(err, KVREG_ARG_SIZE);
 			break;
 		}
-		ret = kvreg_submit_one(kf, &uop, wr, sge, err);
+		ret = kvreg_submit_one(kf, sc, &uop, err);
 		if (ret)
 			break;
 		arg->accepted++;
 	}
+	kvreg_chains_post(kf, sc);
 	/* Some accepted: a success that says how many; the rest try again. */
 	if (arg->accepted && ret) {
 		memset(err, 0, sizeof(*err));
 		err->device_index = KVREG_NO_DEVICE_INDEX;
 		ret = 0;
 	}
-out:
-	kfree(sge);
-	kfree(wr);
+	trace_kvreg_submit_done(arg->accepted, ret);
 	return ret;
 }
 
+/*
+ * Whether completions wait, for poll(): from now on every completion
+ * wakes, as a poller (epoll's edge-triggered too) waits for any.
+ */
 bool kvreg_ops_ready(struct kvreg_file *kf)
 {
-	return READ_ONCE(kf->nr_done) > 0;
+	bool ready;
+
+	spin_lock_irq(&kf->cq_lock);
+	kf->polled = true;
+	ready = kf->nr_done > 0;
+	spin_unlock_irq(&kf->cq_lock);
+	return ready;
 }
 
+/*
+ * REAP's wait condition: @want have come, or the wake is set for them.
+ * Checked after the waiter is queued, so no completion is missed.
+ */
 static bool kvreg_reap_enough(struct kvreg_file *kf, u32 want)
 {
-	return READ_ONCE(kf->nr_done) >= want;
+	bool enough;
+
+	spin_lock_irq(&kf->cq_lock);
+	enough = kf->nr_done >= want;
+	if (!enough)
+		kf->wake_at = min(kf->wake_at, want);
+	spin_unlock_irq(&kf->cq_lock);
+	return enough;
 }
 
 static void kvreg_op_completion(struct kvreg_op_ctx *op,
@@ -704,12 +1162,43 @@ static void kvreg_op_completion(struct kvreg_op_ctx *op,
 		    ret;
 }
 
+/* Reaped: their references dropped, then pooled in one go. */
+static void kvreg_ops_free_list(struct kvreg_file *kf, struct list_head *list)
+{
+	struct kvreg_op_ctx *op, *tmp;
+	LIST_HEAD(unpooled);
+
+	list_for_each_entry(op, list, node)
+		kvreg_op_put_refs(op);
+	spin_lock_irq(&kf->cq_lock);
+	list_for_each_entry_safe(op, tmp, list, node) {
+		list_del(&op->node);
+		if (!kvreg_op_pool_put(kf, op))
+			list_add(&op->node, &unpooled);
+	}
+	spin_unlock_irq(&kf->cq_lock);
+	list_for_each_entry_safe(op, tmp, &unpooled, node)
+		kfree(op);
+}
+
+/**
+ * kvreg_reap() - KVREG_IOC_REAP: take completed operations, oldest first.
+ * @kf: the calling file
+ * @arg: where to put them; @arg->count says how many were
+ * @err: why none could be given
+ *
+ * Waits, killably and at most @arg->timeout_ms, until @arg->min_complete
+ * have come; the wake comes once for them, not once per completion.
+ *
+ * Return: 0, or -errno with nothing taken.
+ */
 int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
 	       struct kvreg_error *err)
 {
 	struct kvreg_op_ctx *op, *tmp;
 	struct kvreg_completion c;
 	LIST_HEAD(batch);
+	LIST_HEAD(copied);
 	u32 n = 0;
 
 	if (arg->flags)
@@ -728,6 +1217,7 @@ int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
 		err->limit = KVREG_REAP_MAX_TIMEOUT_MS;
 		return -EINVAL;
 	}
+	trace_kvreg_reap(arg->min_complete, arg->capacity);
 	/* A signal or the timeout ends the wait: what has come is returned. */
 	if (arg->min_complete) {
 		long limit = msecs_to_jiffies(arg->timeout_ms);
@@ -753,10 +1243,11 @@ int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
 		if (kvreg_copy_entry(arg->entries, arg->entry_size, arg->count,
 				     &c, sizeof(c)))
 			break;
-		list_del(&op->node);
-		kvreg_op_free(op);
+		list_move_tail(&op->node, &copied);
 		arg->count++;
 	}
+	kvreg_ops_free_list(kf, &copied);
+	trace_kvreg_reap_done(arg->count);
 	if (list_empty(&batch))
 		return 0;
 	/* Not copied out: back at the head, in order, for the next REAP. */
@@ -771,12 +1262,15 @@ int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
 	return -EFAULT;
 }
 
+/* Release's wait condition; while it waits, every completion wakes it. */
 static bool kvreg_ops_idle(struct kvreg_file *kf)
 {
 	bool idle;
 
 	spin_lock_irq(&kf->cq_lock);
 	idle = !kf->nr_inflight;
+	if (!idle)
+		kf->wake_at = 0;
 	spin_unlock_irq(&kf->cq_lock);
 	return idle;
 }
@@ -785,7 +1279,7 @@ static bool kvreg_ops_idle(struct kvreg_file *kf)
  * The file is going: every rail with work in flight is put in the error
  * state, which flushes it, and none is mended or takes a retry; once the
  * last operation completes, the unreaped are dropped with the references
- * they hold.
+ * they hold, and the pool with them.
  */
 void kvreg_ops_release(struct kvreg_file *kf)
 {
@@ -802,7 +1296,14 @@ void kvreg_ops_release(struct kvreg_file *kf)
 	cancel_delayed_work_sync(&kf->retry_work);
 	list_for_each_entry_safe(op, tmp, &kf->done, node) {
 		list_del(&op->node);
-		kvreg_op_free(op);
+		kvreg_op_put_refs(op);
+		kfree(op);
 	}
 	kf->nr_done = 0;
+	list_for_each_entry_safe(op, tmp, &kf->op_pool, node) {
+		list_del(&op->node);
+		kfree(op);
+	}
+	kf->op_pool_len = 0;
+	kvreg_chains_free(xchg(&kf->spare_chains, NULL));
 }

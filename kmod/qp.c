@@ -138,6 +138,7 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 
 	q->dev = kdev;
 	mutex_init(&q->mutex);
+	spin_lock_init(&q->post_lock);
 	/* Its own CQ: a chain's completions, flushes included, fit it. */
 	q->cq = ib_alloc_cq(kdev->ibdev, q, KVREG_CQ_DEPTH, 0,
 			    IB_POLL_SOFTIRQ);
@@ -257,6 +258,7 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	q->dev = kdev;
 	q->cm_peer = true;
 	mutex_init(&q->mutex);
+	spin_lock_init(&q->post_lock);
 	/* Each WR, signalled or not (a flush completes each); each receive. */
 	q->cq = ib_alloc_cq(kdev->ibdev, q,
 			    (own_states ? KVREG_CQ_DEPTH + KVREG_SUBMIT_DEPTH :
@@ -315,7 +317,9 @@ err_mutex:
 void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
 {
 	mutex_lock(&q->mutex);
+	spin_lock_bh(&q->post_lock);
 	WRITE_ONCE(q->ready, false);
+	spin_unlock_bh(&q->post_lock);
 	mutex_unlock(&q->mutex);
 	ib_drain_qp(q->qp);
 	if (q->own_states)

@@ -10,6 +10,7 @@
 #include <linux/slab.h>
 
 #include "kvreg.h"
+#include "trace.h"
 
 /*
  * One chain of work requests never moves more than this, so that
@@ -26,10 +27,15 @@ struct kvreg_rdma_batch {
 	struct ib_sge sge[KVREG_WR_BATCH];
 };
 
-static int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
-			      u64 length, u32 device_index, u32 need_access,
-			      u32 offset_arg, struct kvreg_side *side,
-			      struct kvreg_error *err)
+/*
+ * Caller holds kf->lock: registration @handle, checked for @need_access
+ * over @length bytes at @offset, held by a reference in @side; with a
+ * device named, its MRs there too. @offset_arg names the offset's field.
+ */
+int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
+		       u64 length, u32 device_index, u32 need_access,
+		       u32 offset_arg, struct kvreg_side *side,
+		       struct kvreg_error *err)
 {
 	struct kvreg_reg *reg = kvreg_reg_lookup(kf, handle);
 	bool removed = false;
@@ -252,15 +258,18 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	return ret;
 }
 
-/* Caller holds kf->lock: the imported region and the checks on it. */
-static int kvreg_resolve_region(struct kvreg_file *kf,
-				struct kvreg_transfer *arg,
-				struct kvreg_target *t,
-				struct kvreg_error *err)
+/*
+ * Caller holds kf->lock: imported region @handle, held by a reference in
+ * *@rrp (set even when a check fails), checked for @opcode over @length
+ * bytes at @offset, through device @device_index if one is named.
+ */
+int kvreg_resolve_rregion(struct kvreg_file *kf, u32 opcode, u32 device_index,
+			  u64 handle, u64 offset, u64 length,
+			  struct kvreg_rregion **rrp, struct kvreg_error *err)
 {
-	u32 need = arg->opcode == KVREG_OP_WRITE ? KVREG_ACCESS_REMOTE_WRITE :
-						   KVREG_ACCESS_REMOTE_READ;
-	struct kvreg_rregion *rr = kvreg_rregion_get(kf, arg->remote_handle);
+	u32 need = opcode == KVREG_OP_WRITE ? KVREG_ACCESS_REMOTE_WRITE :
+					      KVREG_ACCESS_REMOTE_READ;
+	struct kvreg_rregion *rr = kvreg_rregion_get(kf, handle);
 
 	if (!rr) {
 		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
@@ -268,21 +277,20 @@ static int kvreg_resolve_region(struct kvreg_file *kf,
 		err->argument = KVREG_ARG_HANDLE;
 		return -ENOENT;
 	}
-	t->rr = rr;
-	if (arg->device_index != KVREG_NO_DEVICE_INDEX &&
-	    !kvreg_rail_on_device(rr, arg->device_index)) {
+	*rrp = rr;
+	if (device_index != KVREG_NO_DEVICE_INDEX &&
+	    !kvreg_rail_on_device(rr, device_index)) {
 		kvreg_bad_arg(err, KVREG_ARG_DEVICE);
-		err->request = arg->device_index;
+		err->request = device_index;
 		return -EINVAL;
 	}
-	if (arg->remote_offset > rr->length ||
-	    arg->length > rr->length - arg->remote_offset) {
+	if (offset > rr->length || length > rr->length - offset) {
 		kvreg_set_error(err, KVREG_REASON_OUT_OF_RANGE,
 				KVREG_NO_DEVICE_INDEX);
 		err->argument = KVREG_ARG_REMOTE_OFFSET;
 		err->limit = rr->length;
-		err->address = arg->remote_offset;
-		err->request = arg->length;
+		err->address = offset;
+		err->request = length;
 		return -ERANGE;
 	}
 	if (!(rr->access & need)) {
@@ -347,7 +355,10 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 
 	mutex_lock(&kf->lock);
 	if (region)
-		ret = kvreg_resolve_region(kf, arg, t, err);
+		ret = kvreg_resolve_rregion(kf, arg->opcode, arg->device_index,
+					    arg->remote_handle,
+					    arg->remote_offset, arg->length,
+					    &t->rr, err);
 	if (!ret)
 		ret = kvreg_resolve_side(kf, arg->local_handle,
 					 arg->local_offset, arg->length,
@@ -421,7 +432,7 @@ static int kvreg_transfer_on_rail(struct kvreg_transfer *arg,
 	if (!local->rd)
 		kvreg_set_error(err, KVREG_REASON_NO_DEVICE, kdev->index);
 	if (!ret) {
-		kvreg_net_start(&conn->entry);
+		kvreg_net_start(&conn->entry, 1);
 		ret = kvreg_post_transfer(arg, local, t, batch, err);
 		kvreg_net_count(&conn->entry, arg->length,
 				ret ? err->wc_status : 0, !ret);
@@ -495,11 +506,13 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	ret = kvreg_check_transfer(arg, err);
 	if (ret)
 		return ret;
+	trace_kvreg_transfer(arg->opcode, arg->length);
 	batch = kmalloc(sizeof(*batch), GFP_KERNEL);
 	if (!batch) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	ret = kvreg_transfer_resolve(kf, arg, &local, &remote, &t, err);
 	if (ret)
@@ -518,5 +531,7 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 out_put:
 	kvreg_transfer_release(&local, &remote, &t);
 	kfree(batch);
+out:
+	trace_kvreg_transfer_done(ret);
 	return ret;
 }

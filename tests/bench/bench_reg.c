@@ -11,15 +11,16 @@
  * Prints one "REG" line per case (kvreg and peer register and deregister
  * medians; touched memory adds kvreg on one CPU and kvreg with helpers,
  * timed in turns), "STAGE" lines with kvreg's own per-stage
- * time (debugfs kvreg/stages) and "SCALE" lines; report.sh tabulates them.
+ * time (its kvreg_stage tracepoint) and "SCALE" lines; report.sh
+ * tabulates them.
  */
 #include <infiniband/verbs.h>
 #include <pthread.h>
 
 #include "kvbench.h"
 #include "kvtest.h"
+#include "kvtrace.h"
 
-#define STAGES_PATH	"/sys/kernel/debug/kvreg/stages"
 #define MAX_REPS	15
 #define SCALE_REGS	10000
 
@@ -232,21 +233,40 @@ static struct sample time_kvreg_1cpu(struct kvreg *kv, void *buf,
 
 static void stages_reset(void)
 {
-	CHECK(!kvt_put(STAGES_PATH, "0\n"), "reset %s", STAGES_PATH);
+	kvtr_start("kvreg_stage");
 }
 
-/* kvreg's per-stage time of the case just run, per registration. */
+/*
+ * kvreg's per-stage time of the case just run, per registration, from
+ * its kvreg_stage events, in the stages' order of first appearance.
+ */
 static void stages_print(const char *label, int regs)
 {
-	char name[64];
-	long long calls, ns;
-	FILE *f = fopen(STAGES_PATH, "r");
+	char names[32][32];
+	double ns[32] = { 0 };
+	struct kvtr_event ev;
+	unsigned int n = 0, i;
+	FILE *f;
 
-	CHECK(f, "open %s", STAGES_PATH);
-	CHECK(fscanf(f, "%*s %*s %*s") == 0, "header of %s", STAGES_PATH);
-	while (fscanf(f, "%63s %lld %lld", name, &calls, &ns) == 3)
-		printf("STAGE %s %s %.3f\n", label, name, ns / 1e6 / regs);
+	kvtr_stop();
+	f = kvtr_open();
+	while (kvtr_next(f, &ev)) {
+		char name[32];
+
+		if (strcmp(ev.name, "kvreg_stage") ||
+		    sscanf(ev.args, " stage=%31s", name) != 1)
+			continue;
+		for (i = 0; i < n && strcmp(names[i], name); i++)
+			;
+		if (i == n && n == 32)
+			continue;
+		if (i == n)
+			strcpy(names[n++], name);
+		ns[i] += kvtr_arg(ev.args, "ns", 0);
+	}
 	fclose(f);
+	for (i = 0; i < n; i++)
+		printf("STAGE %s %s %.3f\n", label, names[i], ns[i] / 1e6 / regs);
 }
 
 /*

@@ -18,6 +18,9 @@
  *   REMOTE-RAILS 1|2 write SIZE MB/s     one rail (device mask) or both
  *   REMOTE-CPU-TARGET kvreg s/GiB        the exporter's busy CPU over the
  *                                        REMOTE-BW cases, per GiB
+ *   REMOTE-STAGE stream|64 STAGE us      where a 4 KiB WRITE's time goes,
+ *                                        from kvreg's tracepoints: mean
+ *                                        per operation of each stage
  * Every transfer's bytes are checked once, at the end, by READ.
  *   bench_remote export DIR
  *   bench_remote import DIR
@@ -26,6 +29,7 @@
 
 #include "kvbench.h"
 #include "kvpair.h"
+#include "kvtrace.h"
 
 #define POOL	(64ULL << 20)
 #define DEPTH	KVREG_SUBMIT_DEPTH	/* = perftest's -t in the same run */
@@ -215,6 +219,90 @@ static double lat_sync(struct kvreg *kv, struct kvreg_mr *local,
 	return kvb_median(v, LAT_N);
 }
 
+/*
+ * Where the time of @count 4 KiB WRITEs goes (@batch 0 streams), from
+ * kvreg's tracepoints: within SUBMIT, each step of each operation, then
+ * the posting; from the doorbell to the completion's softirq (the wire
+ * and both devices); from there to the REAP that returned it. Means per
+ * operation, in microseconds; "wrs_per_doorbell" is a count.
+ */
+static void profile(struct kvreg *kv, struct kvreg_mr *local,
+		    struct kvreg_remote *r, unsigned int batch,
+		    unsigned int count)
+{
+	enum { RESOLVE, RAILS, RESERVE, POST, WIRE, REAP, NR };
+	static const char *const names[NR] = {
+		"submit_resolve", "submit_rails", "submit_reserve",
+		"submit_post", "post_to_completion", "completion_to_reap",
+	};
+	double *posted = calloc(count, sizeof(double));
+	double *done_at = calloc(count, sizeof(double));
+	unsigned long long *fifo = calloc(count, sizeof(*fifo));
+	unsigned long long *pending = calloc(count, sizeof(*pending));
+	unsigned int head = 0, tail = 0, npend = 0, i, doorbells = 0;
+	double sum[NR] = { 0 }, last = 0, wall, wrs = 0;
+	const char *label = batch ? "64" : "stream";
+	struct kvtr_event ev;
+	FILE *f;
+
+	CHECK(posted && done_at && fifo && pending, "profile: no memory");
+	kvtr_start("kvreg_submit kvreg_op_step kvreg_chain_post "
+		   "kvreg_submit_done kvreg_op_done kvreg_reap_done");
+	wall = run_ops(kv, local, r, KVREG_OP_WRITE, SZ_4K, count,
+		       batch ? batch : DEPTH, batch ? batch : DEPTH,
+		       batch != 0);
+	f = kvtr_open();
+	while (kvtr_next(f, &ev)) {
+		unsigned long long ud = kvtr_arg(ev.args, "user_data", ~0ULL);
+
+		if (!strcmp(ev.name, "kvreg_submit")) {
+			last = ev.us;
+		} else if (!strcmp(ev.name, "kvreg_op_step") && ud < count) {
+			int step = strstr(ev.args, "step=resolve") ? RESOLVE :
+				   strstr(ev.args, "step=rails") ? RAILS :
+				   RESERVE;
+
+			sum[step] += ev.us - last;
+			last = ev.us;
+			if (step == RESERVE && npend < count)
+				pending[npend++] = ud;
+		} else if (!strcmp(ev.name, "kvreg_chain_post")) {
+			doorbells++;
+			wrs += kvtr_arg(ev.args, "wrs", 0);
+		} else if (!strcmp(ev.name, "kvreg_submit_done")) {
+			sum[POST] += npend ? ev.us - last : 0;
+			for (i = 0; i < npend; i++)
+				posted[pending[i]] = ev.us;
+			npend = 0;
+		} else if (!strcmp(ev.name, "kvreg_op_done") && ud < count) {
+			done_at[ud] = ev.us;
+			if (tail < count)
+				fifo[tail++] = ud;
+		} else if (!strcmp(ev.name, "kvreg_reap_done")) {
+			unsigned long long n = kvtr_arg(ev.args, "count", 0);
+
+			for (; n && head < tail; n--, head++)
+				sum[REAP] += ev.us - done_at[fifo[head]];
+		}
+	}
+	fclose(f);
+	kvtr_stop();
+	/* A completion may come before its SUBMIT returns: none then. */
+	for (i = 0; i < count; i++)
+		if (done_at[i] > posted[i] && posted[i] > 0)
+			sum[WIRE] += done_at[i] - posted[i];
+	for (i = 0; i < NR; i++)
+		printf("REMOTE-STAGE %s %s %.2f\n", label, names[i],
+		       sum[i] / count);
+	printf("REMOTE-STAGE %s total %.2f\n", label, wall * 1e6 / count);
+	printf("REMOTE-STAGE %s wrs_per_doorbell %.1f\n", label,
+	       doorbells ? wrs / doorbells : 0);
+	free(posted);
+	free(done_at);
+	free(fifo);
+	free(pending);
+}
+
 /* The index of the device named @name. */
 static uint32_t device_named(struct kvreg *kv, const char *name)
 {
@@ -284,6 +372,8 @@ static int importer(const char *dir)
 	for (i = 0; i < 4; i++)
 		printf("REMOTE-RATE kvreg %u %.0f\n", batches[i],
 		       page_rate(kv, local, one, batches[i]));
+	profile(kv, local, one, 0, MSGS);
+	profile(kv, local, one, 64, MSGS);
 	printf("REMOTE-LAT kvreg read 4096 %.1f\n", lat_submit(kv, local, one));
 	printf("REMOTE-LAT kvreg-sync read 4096 %.1f\n",
 	       lat_sync(kv, local, one));

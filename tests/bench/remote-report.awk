@@ -34,6 +34,8 @@ $1 == "REMOTE-CPU-TARGET" { cput[$2] = $3 }
 $1 == "REMOTE-RATE" { rate[$2 " " $3] = $4 }
 $1 == "REMOTE-LAT" { lat[$2] = $5 }
 $1 == "REMOTE-RAILS" { rails[$2 " " $4] = $5 }
+$1 == "REMOTE-STAGE" { stage[$2 " " $3] = $4; if (!($3 in seen)) { seen[$3] = 1
+		       order[nst++] = $3 } }
 END {
 	print "### Targets"
 	print ""
@@ -91,13 +93,25 @@ END {
 	print "| kvreg submits | kvreg pages/s | ib_write_bw -s 4096 msgs/s | ratio |"
 	print "|---|---|---|---|"
 	split("stream 1 16 64 256", bs, " ")
-	for (i = 1; i <= 5; i++)
-		if (("kvreg " bs[i]) in rate)
-			printf "| %s | %.0f | %s | %s |\n",
-			       bs[i] == "stream" ? "streaming, refilled to the depth" :
-			       "batches of " bs[i] ", each reaped whole",
-			       rate["kvreg " bs[i]], rate["perftest 4096"],
-			       ratio_of(rate["kvreg " bs[i]], rate["perftest 4096"])
+	for (i = 1; i <= 5; i++) {
+		if (!(("kvreg " bs[i]) in rate))
+			continue
+		how = bs[i] == "stream" ? "streaming, refilled to the depth" : \
+		      "batches of " bs[i] ", each reaped whole"
+		printf "| %s | %.0f | %s | %s |\n", how, rate["kvreg " bs[i]],
+		       rate["perftest 4096"],
+		       ratio_of(rate["kvreg " bs[i]], rate["perftest 4096"])
+	}
+	if (nst) {
+		print ""
+		print "### Where a 4 KiB WRITE's time goes (us per operation, kvreg's tracepoints)"
+		print ""
+		print "| stage | streaming | batches of 64 |"
+		print "|---|---|---|"
+		for (i = 0; i < nst; i++)
+			printf "| %s | %s | %s |\n", order[i], stage["stream " order[i]],
+			       stage["64 " order[i]]
+	}
 	print ""
 	print "### Latency of one 4 KiB READ (us, median; a round trip each)"
 	print ""

@@ -6,12 +6,15 @@
  * bytes checked. A full queue accepts fewer and never blocks; a bad
  * operation stops the batch where it is; an operation on a peer killed
  * with SIGKILL mid-batch completes with the reason, in bounded time; a
- * file closed with work in flight frees everything.
+ * file closed with work in flight frees everything. 64 pages in one call
+ * go out as one chain of 64 work requests, one doorbell (kvreg's
+ * kvreg_chain_post tracepoint counts them).
  */
 #include <poll.h>
 #include <signal.h>
 
 #include "kvexport.h"
+#include "kvtrace.h"
 
 #define LEN	(8ULL << 20)
 #define ADDR	"192.0.2.1"
@@ -135,6 +138,50 @@ static void batch(struct kvreg *kv, struct kvreg_mr *local, uint8_t *mine,
 	free(ops);
 }
 
+/*
+ * One SUBMIT of 64 pages on an idle queue: one doorbell carrying all 64
+ * work requests, and every byte where it belongs.
+ */
+static void one_doorbell(struct kvreg *kv, struct kvreg_mr *local,
+			 uint8_t *mine, struct kvreg_remote *r, uint8_t *pool)
+{
+	unsigned int acc, doorbells = 0, wrs = 0, i;
+	struct kvreg_op ops[64];
+	struct kvtr_event ev;
+	struct kvreg_error err;
+	bool seen[64] = { 0 };
+	FILE *f;
+
+	kvt_fill(mine, LEN, 0x64);
+	memset(pool, 0, LEN);
+	for (i = 0; i < 64; i++)
+		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local, i * SZ_4K, r,
+			      i * SZ_4K, SZ_4K, i);
+	kvtr_start("kvreg_chain_post");
+	CHECK_OK(kvreg_submit(kv, ops, 64, &acc, &err), &err);
+	CHECK(acc == 64, "an idle queue took %u of 64", acc);
+	reap_all(kv, 64, seen, 64, 0);
+	kvtr_stop();
+	f = kvtr_open();
+	while (kvtr_next(f, &ev)) {
+		if (strcmp(ev.name, "kvreg_chain_post"))
+			continue;
+		CHECK(kvtr_arg(ev.args, "ret", 1) == 0, "a post failed: %s",
+		      ev.args);
+		doorbells++;
+		wrs += kvtr_arg(ev.args, "wrs", 0);
+	}
+	fclose(f);
+	CHECK(doorbells == 1 && wrs == 64,
+	      "64 pages in one SUBMIT: %u doorbells for %u work requests",
+	      doorbells, wrs);
+	CHECK(kvt_mismatch(pool, 0, 64 * SZ_4K, 0x64, 0) < 0,
+	      "the chained WRITEs differ at %lld",
+	      (long long)kvt_mismatch(pool, 0, 64 * SZ_4K, 0x64, 0));
+	printf("64 pages in one SUBMIT: one doorbell, 64 work requests, "
+	       "every byte checked\n");
+}
+
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -168,6 +215,7 @@ int main(void)
 	batch(kv, local, mine, r, pool, SZ_4K, 256, 3);
 	batch(kv, local, mine, r, pool, 64 * 1024, 64, SZ_4K + 5);
 	batch(kv, local, mine, r, pool, SZ_2M, 3, 1);
+	one_doorbell(kv, local, mine, r, pool);
 
 	/*
 	 * More than the queue holds, in one call: as many accepted as had

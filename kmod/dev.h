@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kvreg internals, device layer: an RDMA device as kvreg sees it, its
+ * QPs (a file's own, and those connected to peers) and a file's PD on it:
+ * device.c, qp.c, file_dev.c. Lock order: kvreg.h.
+ */
+#ifndef KVREG_DEV_H
+#define KVREG_DEV_H
+
+#include <linux/kref.h>
+#include <linux/mm_types.h>
+#include <linux/sched.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/scatterlist.h>
+#include <linux/spinlock.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "compat.h"
+
+#include "../include/uapi/kvreg.h"
+
+struct kvreg_file;
+struct kvreg_error;
+
+/* Work requests posted in one chain: bounds the send queue and the CQ. */
+#define KVREG_WR_BATCH		128
+#define KVREG_SQ_DEPTH		(KVREG_WR_BATCH + 1)	/* +1: ib_drain_sq */
+#define KVREG_CQ_DEPTH		(2 * KVREG_SQ_DEPTH)
+#define KVREG_HUGE_SHIFT	21
+/* The largest MR page kvreg asks for: a 1 GiB hugetlb page's. */
+#define KVREG_MAX_PAGE_SHIFT	30
+/* A registration's chain not completed by then is flushed. */
+#define KVREG_WR_TIMEOUT	(30 * HZ)
+#define KVREG_GID_SCAN		16
+/*
+ * The QP's ACK timeout, 4.096 us * 2^16 = 268 ms: with six retries a
+ * peer that vanished is known in about 2 s, on both sides (the exporter
+ * through its keepalive), not at the mercy of a path record.
+ */
+#define KVREG_ACK_TIMEOUT	16
+#define KVREG_RETRY_COUNT	6
+
+/*
+ * Something built on a device (a file's PD and QP, a registration's MRs)
+ * that device removal must take down. @remove runs with teardown_rwsem
+ * held for write, after the user was taken off the list; users are
+ * removed newest first, so what was built on another goes before it.
+ */
+struct kvreg_dev_user {
+	struct list_head node;		/* on kvreg_dev.users */
+	void (*remove)(struct kvreg_dev_user *user);
+};
+
+struct kvreg_dev {
+	struct kref ref;
+	struct ib_device *ibdev;
+	u32 index;
+	u32 port;
+
+	/*
+	 * Read-held by everything that uses a PD, QP or MR of this device;
+	 * write-held by kvreg_remove_one() while it sets @dead and removes
+	 * every user on @users.
+	 */
+	struct rw_semaphore teardown_rwsem;
+	bool dead;
+	/* Set before removal waits for the rwsem; read locklessly. */
+	bool dying;
+
+	/* Protects @users between concurrent users (under the rwsem read). */
+	spinlock_t users_lock;
+	struct list_head users;
+	atomic64_t nr_mrs;
+
+	/* Port state, kept current by @event_handler; read locklessly. */
+	bool port_active;
+	struct ib_event_handler event_handler;
+
+	/* Device limits, read once at add time. */
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 max_mr;
+	u32 max_fast_reg_pages;
+	unsigned int max_seg_size;
+	/*
+	 * rxe before its 6.4 rewrite reads one pointer past its page-list
+	 * table when a copy ends at the last entry of a full table (the
+	 * table is full when the list length is a multiple of
+	 * RXE_BUF_PER_MAP): MR page lists are sized to stay out of that.
+	 */
+	bool page_list_overread;
+};
+
+/*
+ * A kernel RC QP connected to itself, with a CQ of its own: the engine that
+ * fast-registers and moves data for one file on one device (qp.c).
+ */
+struct kvreg_qp {
+	struct kvreg_dev *dev;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	/*
+	 * Serialises posting on @qp and reconnecting it; @ready is written
+	 * under it and read without it only to be reported.
+	 */
+	struct mutex mutex;
+	/*
+	 * SUBMIT's posts (ops.c), which must not wait behind a synchronous
+	 * chain that holds @mutex for its whole wait: a CM QP's @ready falls
+	 * under both, so a poster holding either sees it before it posts.
+	 */
+	spinlock_t post_lock;
+	bool ready;
+	/*
+	 * Connected to a peer through the RDMA CM: an error state is final
+	 * (the peer is gone or refused us), not something to reconnect.
+	 */
+	bool cm_peer;
+	/*
+	 * An importer's QP: kvreg, not the CM, moves it through its states,
+	 * so that it never accepts incoming RDMA (qp.c). It keeps
+	 * KVREG_KEEPALIVE_RECVS empty receives posted for the exporter's
+	 * keepalive SENDs, each posted again from @recv_cqe when used.
+	 */
+	bool own_states;
+	struct ib_cqe recv_cqe;
+};
+
+/* An accepted connection's sends: a keepalive and ib_drain_sq()'s marker. */
+#define KVREG_PASSIVE_SQ_DEPTH	2
+
+/* Receives an importer's QP keeps posted for the exporter's keepalives. */
+#define KVREG_KEEPALIVE_RECVS	4
+
+/*
+ * A protection domain of kvreg's on one device and the loopback QP that
+ * fast-registers and moves data in it (file_dev.c): an open file's own
+ * (on kvreg_file.devs, held by each of its registrations there), or an
+ * endpoint's (on kvreg_endpoint.devs, held by its exports' MRs and the
+ * connections it accepted). @pd and @qp are set up under
+ * teardown_rwsem read and taken down under it for write by device removal
+ * (@pd becomes NULL); use them under teardown_rwsem read, with the device
+ * not dead.
+ */
+struct kvreg_file_dev {
+	struct kref ref;
+	struct list_head file_node;	/* on the owner's list; its lock */
+	struct kvreg_dev *dev;		/* holds a reference */
+	struct kvreg_dev_user user;	/* on dev->users while @pd is set */
+	struct ib_pd *pd;
+	struct kvreg_qp qp;
+};
+
+/* rxe's page-list entries per table page (PAGE_SIZE / rxe_phys_buf). */
+#define KVREG_RXE_BUFS_PER_MAP	(PAGE_SIZE / 16)
+
+/* device.c */
+int kvreg_devices_init(void);
+void kvreg_devices_exit(void);
+struct kvreg_dev *kvreg_dev_get(u32 index);
+void kvreg_dev_put(struct kvreg_dev *kdev);
+u64 kvreg_devices_present(void);
+int kvreg_fill_device_info(u32 index, struct kvreg_device_info *info);
+/* Both with teardown_rwsem held for read (or write, for del). */
+void kvreg_dev_user_add(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
+void kvreg_dev_user_del(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
+
+struct kvreg_dev *kvreg_dev_find(struct ib_device *ibdev);
+
+/* qp.c */
+int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
+		    struct ib_pd *pd);
+void kvreg_qp_destroy(struct kvreg_qp *q);
+int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
+		       struct ib_pd *pd, struct rdma_cm_id *cm_id,
+		       bool own_states,
+		       void (*event_handler)(struct ib_event *, void *),
+		       void *ctx);
+int kvreg_qp_own_rts(struct kvreg_qp *q, struct rdma_cm_id *cm_id);
+void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id);
+bool kvreg_qp_path_ready(struct kvreg_dev *kdev);
+/* Called with q->mutex held; chains are at most KVREG_WR_BATCH long. */
+/*
+ * Waits up to @timeout jiffies, or until a fatal signal (-EINTR); either
+ * flushes the QP first.
+ */
+int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
+		     struct ib_send_wr *last, unsigned long timeout,
+		     enum ib_wc_status *wc_status);
+
+/* file_dev.c */
+struct kvreg_file_dev *kvreg_pd_get(struct list_head *devs,
+				    struct kvreg_dev *kdev,
+				    struct kvreg_error *err);
+void kvreg_pds_release(struct list_head *devs);
+struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
+					  struct kvreg_dev *kdev,
+					  struct kvreg_error *err);
+void kvreg_file_dev_put(struct kvreg_file_dev *fdev);
+void kvreg_file_devs_release(struct kvreg_file *kf);
+
+#endif /* KVREG_DEV_H */
