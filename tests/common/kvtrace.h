@@ -6,6 +6,7 @@
 #ifndef KVTRACE_H
 #define KVTRACE_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,14 +46,18 @@ static void kvtr_put(const char *rel, const char *text)
 /* Only kvreg's @events (space-separated names) on, the buffer empty. */
 static inline void kvtr_start(const char *events)
 {
-	char one[64], rel[128];
+	char one[64], rel[128], path[256];
 	const char *p = events;
-	int n;
+	int n, fd;
 
 	kvtr_put("tracing_on", "0\n");
 	kvtr_put("events/enable", "0\n");
 	kvtr_put("buffer_size_kb", "16384\n");
-	kvtr_put("trace", "\n");
+	/* Opened with O_TRUNC, the trace file empties the buffer. */
+	snprintf(path, sizeof(path), "%s/trace", kvtr_dir());
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0, "empty %s", path);
+	close(fd);
 	while (sscanf(p, "%63s%n", one, &n) == 1) {
 		snprintf(rel, sizeof(rel), "events/kvreg/%s/enable", one);
 		kvtr_put(rel, "1\n");
