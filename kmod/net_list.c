@@ -76,7 +76,7 @@ void kvreg_net_unlist(struct kvreg_net_entry *e)
 	mutex_unlock(&kvreg_net_lock);
 }
 
-/* An operation is about to be posted on @e's connection. */
+/* @nr_ops operations are about to be posted on @e's connection. */
 void kvreg_net_start(struct kvreg_net_entry *e, u32 nr_ops)
 {
 	atomic_add(nr_ops, &e->inflight);
