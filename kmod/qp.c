@@ -317,9 +317,13 @@ err_mutex:
 void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
 {
 	mutex_lock(&q->mutex);
-	spin_lock_bh(&q->post_lock);
+	/*
+	 * Never taken from a softirq: no _bh here, so that teardown does not
+	 * run pending CQ polls in its own context as it lets go of the lock.
+	 */
+	spin_lock(&q->post_lock);
 	WRITE_ONCE(q->ready, false);
-	spin_unlock_bh(&q->post_lock);
+	spin_unlock(&q->post_lock);
 	mutex_unlock(&q->mutex);
 	ib_drain_qp(q->qp);
 	if (q->own_states)
