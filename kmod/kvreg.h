@@ -52,6 +52,10 @@ struct kvreg_file {
 	 * Protects @regs, @by_range, @devs, every registration's @refs,
 	 * @endpoints, @conns, @remotes and @closing. Taken before any
 	 * device's teardown_rwsem; never held across rdma_destroy_id().
+	 * @regs and @remotes change only under it, but SUBMIT and TRANSFER
+	 * read them without it: under RCU, taking a reference only if the
+	 * object's count is not yet zero (kvreg_reg_get(),
+	 * kvreg_rregion_get()); both are freed after a grace period.
 	 */
 	struct mutex lock;
 	struct xarray regs;		/* by handle */

@@ -235,9 +235,13 @@ struct kvreg_peer {
 	unsigned int mend_ms;
 };
 
-/* An imported region (remote.c): a transfer holds a reference. */
+/*
+ * An imported region (remote.c): a transfer holds a reference. Freed after
+ * an RCU grace period, as kvreg_rregion_get() looks it up without a lock.
+ */
 struct kvreg_rregion {
 	struct kref ref;
+	struct rcu_head rcu;
 	u64 handle;
 	struct kvreg_peer *peer;	/* a reference */
 	struct kvreg_mm *km;		/* charged for it, once set */

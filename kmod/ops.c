@@ -787,7 +787,6 @@ static int kvreg_op_resolve(struct kvreg_file *kf, const struct kvreg_op *uop,
 	struct kvreg_side local = {};
 	int ret;
 
-	mutex_lock(&kf->lock);
 	ret = kvreg_resolve_rregion(kf, uop->opcode, KVREG_NO_DEVICE_INDEX,
 				    uop->remote, uop->remote_offset,
 				    uop->length, &op->rr, err);
@@ -798,7 +797,6 @@ static int kvreg_op_resolve(struct kvreg_file *kf, const struct kvreg_op *uop,
 					 uop->opcode == KVREG_OP_WRITE ? 0 :
 					 KVREG_ACCESS_LOCAL_WRITE,
 					 KVREG_ARG_OFFSET, &local, err);
-	mutex_unlock(&kf->lock);
 	op->reg = local.reg;
 	op->local_va = local.va;
 	op->opcode = uop->opcode;

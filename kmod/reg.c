@@ -21,7 +21,7 @@ static void kvreg_reg_put_devs(struct kvreg_reg *reg)
 		if (reg->devs[i].dev)
 			kvreg_dev_put(reg->devs[i].dev);
 	}
-	kfree(reg);
+	kfree_rcu(reg, rcu);
 }
 
 /*
@@ -379,6 +379,9 @@ static int kvreg_reg_map(struct kvreg_reg *reg, struct kvreg_error *err)
  * nobody may deregister it before the keys are out. Authoritative for
  * duplicates: another thread may have registered the same meanwhile; then
  * that one is handed out (1 is returned) and @reg is the caller's to undo.
+ * The handle is only reserved until the keys are out: a lookup without
+ * the lock finds @reg once nothing can fail, so a failure here undoes a
+ * registration nobody else holds.
  */
 static int kvreg_reg_publish(struct kvreg_file *kf, struct kvreg_reg *reg,
 			     struct kvreg_register *arg,
@@ -395,7 +398,7 @@ static int kvreg_reg_publish(struct kvreg_file *kf, struct kvreg_reg *reg,
 		ret = kvreg_register_out(kf, same, arg, true, keys, err) ?: 1;
 	if (same || ret)
 		goto out_unlock;
-	ret = xa_alloc_cyclic(&kf->regs, &id, reg, xa_limit_31b,
+	ret = xa_alloc_cyclic(&kf->regs, &id, NULL, xa_limit_31b,
 			      &kf->next_handle, GFP_KERNEL);
 	if (ret < 0) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
@@ -410,6 +413,8 @@ static int kvreg_reg_publish(struct kvreg_file *kf, struct kvreg_reg *reg,
 		xa_erase(&kf->regs, id);
 		goto out_unlock;
 	}
+	/* Into the slot reserved above: allocates nothing, cannot fail. */
+	xa_store(&kf->regs, id, reg, GFP_KERNEL);
 	atomic64_inc(&kvreg_nr_regs);
 out_unlock:
 	mutex_unlock(&kf->lock);
@@ -530,13 +535,33 @@ int kvreg_deregister(struct kvreg_file *kf, u64 handle,
 	return 0;
 }
 
-/* Caller holds kf->lock. */
+/* Caller holds kf->lock, which keeps the registration in the table. */
 struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle)
 {
 	lockdep_assert_held(&kf->lock);
 	if (handle == KVREG_HANDLE_NONE || handle > U32_MAX)
 		return NULL;
 	return xa_load(&kf->regs, handle);
+}
+
+/*
+ * Without kf->lock, which REGISTER, EXPORT and the CM's accept take: the
+ * registration with a reference, or NULL. A lookup that races DEREGISTER
+ * and wins holds the registration, as a transfer started just before the
+ * DEREGISTER would; once DEREGISTER has returned, none finds it.
+ */
+struct kvreg_reg *kvreg_reg_get(struct kvreg_file *kf, u64 handle)
+{
+	struct kvreg_reg *reg;
+
+	if (handle == KVREG_HANDLE_NONE || handle > U32_MAX)
+		return NULL;
+	rcu_read_lock();
+	reg = xa_load(&kf->regs, handle);
+	if (reg && !kref_get_unless_zero(&reg->kref))
+		reg = NULL;
+	rcu_read_unlock();
+	return reg;
 }
 
 int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,

@@ -114,9 +114,12 @@ struct kvreg_reg {
 	/*
 	 * Lifetime: one for the handle table, one for each transfer using
 	 * it, so a transfer holds its registrations, not the file's lock.
-	 * The last put unpins and frees.
+	 * The last put unpins and frees, after an RCU grace period: a
+	 * lookup without the file's lock (kvreg_reg_get()) may still be
+	 * trying this reference.
 	 */
 	struct kref kref;
+	struct rcu_head rcu;
 	/* On kvreg_file.by_range while in kvreg_file.regs; same lock. */
 	struct rb_node range_node;
 	u64 range_subtree_last;
@@ -239,6 +242,7 @@ int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
 		struct kvreg_error *err);
 void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st);
 struct kvreg_reg *kvreg_reg_lookup(struct kvreg_file *kf, u64 handle);
+struct kvreg_reg *kvreg_reg_get(struct kvreg_file *kf, u64 handle);
 void kvreg_reg_put(struct kvreg_reg *reg);
 /* Keys taken under kvreg_file.lock, copied out after it is dropped. */
 struct kvreg_keys {

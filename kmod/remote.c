@@ -275,7 +275,7 @@ static void kvreg_rregion_release(struct kref *ref)
 	kvreg_rpaths_free(rr->paths, KVREG_DESC_MAX_PATHS);
 	if (rr->km)
 		kvreg_caps_uncharge_import(rr->km, rr->charged_chunks);
-	kfree(rr);
+	kfree_rcu(rr, rcu);
 }
 
 void kvreg_rregion_put(struct kvreg_rregion *rr)
@@ -283,17 +283,21 @@ void kvreg_rregion_put(struct kvreg_rregion *rr)
 	kref_put(&rr->ref, kvreg_rregion_release);
 }
 
-/* Caller holds kf->lock. With a reference, or NULL. */
+/*
+ * With a reference, or NULL; without kf->lock, as SUBMIT looks up every
+ * operation's region. One that UNIMPORT has taken out is not found.
+ */
 struct kvreg_rregion *kvreg_rregion_get(struct kvreg_file *kf, u64 handle)
 {
 	struct kvreg_rregion *rr;
 
-	lockdep_assert_held(&kf->lock);
 	if (handle > U32_MAX)
 		return NULL;
+	rcu_read_lock();
 	rr = xa_load(&kf->remotes, handle);
-	if (rr)
-		kref_get(&rr->ref);
+	if (rr && !kref_get_unless_zero(&rr->ref))
+		rr = NULL;
+	rcu_read_unlock();
 	return rr;
 }
 
@@ -390,19 +394,24 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 	if (ret)
 		goto err_free;
 
+	/* From @rr while it is the caller's alone: UNIMPORT may follow. */
+	arg->length = rr->length;
+	arg->access = rr->access;
+	/* Whole, handle included, before a lookup can find it. */
 	mutex_lock(&kf->lock);
-	ret = xa_alloc(&kf->remotes, &handle, rr, xa_limit_32b,
+	ret = xa_alloc(&kf->remotes, &handle, NULL, xa_limit_32b,
 		       GFP_KERNEL_ACCOUNT);
+	if (!ret) {
+		rr->handle = handle;
+		xa_store(&kf->remotes, handle, rr, GFP_KERNEL_ACCOUNT);
+	}
 	mutex_unlock(&kf->lock);
 	if (ret) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		goto err_free;
 	}
-	rr->handle = handle;
 	arg->remote = handle;
-	arg->length = rr->length;
-	arg->access = rr->access;
 	arg->device_index = dev;
 	arg->rails = rails;
 	arg->paths = desc.nr_paths;

@@ -28,26 +28,28 @@ struct kvreg_rdma_batch {
 };
 
 /*
- * Caller holds kf->lock: registration @handle, checked for @need_access
- * over @length bytes at @offset, held by a reference in @side; with a
- * device named, its MRs there too. @offset_arg names the offset's field.
+ * Registration @handle, held by a reference in @side even when a check
+ * fails (the caller puts it, not under any lock: it may be the last),
+ * checked for @need_access over @length bytes at @offset; with a device
+ * named, its MRs there too. @offset_arg names the offset's field. Takes
+ * no lock: what it reads of the registration is fixed once published.
  */
 int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 		       u64 length, u32 device_index, u32 need_access,
 		       u32 offset_arg, struct kvreg_side *side,
 		       struct kvreg_error *err)
 {
-	struct kvreg_reg *reg = kvreg_reg_lookup(kf, handle);
+	struct kvreg_reg *reg = kvreg_reg_get(kf, handle);
 	bool removed = false;
 	u32 i;
 
-	lockdep_assert_held(&kf->lock);
 	if (!reg) {
 		kvreg_set_error(err, KVREG_REASON_UNKNOWN_HANDLE,
 				KVREG_NO_DEVICE_INDEX);
 		err->argument = KVREG_ARG_HANDLE;
 		return -ENOENT;
 	}
+	side->reg = reg;
 	if (offset > reg->length || length > reg->length - offset) {
 		/* Offset and length apart: their sum may not fit in 64 bits. */
 		kvreg_set_error(err, KVREG_REASON_OUT_OF_RANGE,
@@ -65,24 +67,17 @@ int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 		err->usage = reg->access;
 		return -EACCES;
 	}
+	side->va = reg->addr + offset;
 	/* A region's rail picks the device, later: the registration only. */
-	if (device_index == KVREG_NO_DEVICE_INDEX) {
-		kref_get(&reg->kref);
-		side->reg = reg;
-		side->va = reg->addr + offset;
+	if (device_index == KVREG_NO_DEVICE_INDEX)
 		return 0;
-	}
 	for (i = 0; i < reg->nr_devs; i++) {
 		struct kvreg_reg_dev *rd = &reg->devs[i];
 
 		if (rd->dev->index != device_index)
 			continue;
 		if (READ_ONCE(rd->live)) {
-			/* Held past kf->lock, until the transfer is done. */
-			kref_get(&reg->kref);
-			side->reg = reg;
 			side->rd = rd;
-			side->va = reg->addr + offset;
 			return 0;
 		}
 		removed = true;
@@ -259,9 +254,9 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 }
 
 /*
- * Caller holds kf->lock: imported region @handle, held by a reference in
- * *@rrp (set even when a check fails), checked for @opcode over @length
- * bytes at @offset, through device @device_index if one is named.
+ * Imported region @handle, held by a reference in *@rrp (set even when a
+ * check fails), checked for @opcode over @length bytes at @offset, through
+ * device @device_index if one is named. Without kf->lock.
  */
 int kvreg_resolve_rregion(struct kvreg_file *kf, u32 opcode, u32 device_index,
 			  u64 handle, u64 offset, u64 length,
@@ -339,8 +334,8 @@ int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
 }
 
 /*
- * Both sides of @arg, each held by a reference, so the file's lock is
- * needed only here: transfers run beside each other and beside REGISTER,
+ * Both sides of @arg, each held by a reference and found without the
+ * file's lock: transfers run beside each other and beside REGISTER,
  * QUERY and DEREGISTER, and neither side can go away under the QP.
  * Undone by kvreg_transfer_release(), failed or not.
  */
@@ -353,7 +348,6 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	bool write = arg->opcode == KVREG_OP_WRITE;
 	int ret = 0;
 
-	mutex_lock(&kf->lock);
 	if (region)
 		ret = kvreg_resolve_rregion(kf, arg->opcode, arg->device_index,
 					    arg->remote_handle,
@@ -379,7 +373,6 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 					 KVREG_ARG_REMOTE_OFFSET, remote, err);
 		t->side = remote;
 	}
-	mutex_unlock(&kf->lock);
 	if (!ret && !region)
 		t->q = &local->rd->fdev->qp;
 	return ret;

@@ -8,10 +8,15 @@
  * with SIGKILL mid-batch completes with the reason, in bounded time; a
  * file closed with work in flight frees everything. 64 pages in one call
  * go out as one chain of 64 work requests, one doorbell (kvreg's
- * kvreg_chain_post tracepoint counts them).
+ * kvreg_chain_post tracepoint counts them). SUBMIT finds its handles
+ * without the file's lock: one thread submits while another swaps both
+ * handles for new ones and drops the old, and every operation is either
+ * refused as an unknown handle or completes, its bytes where they belong.
  */
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 
 #include "kvexport.h"
 #include "kvtrace.h"
@@ -182,6 +187,141 @@ static void one_doorbell(struct kvreg *kv, struct kvreg_mr *local,
 	       "every byte checked\n");
 }
 
+#define SWAP_PAGES	16
+#define SWAPS		60
+
+struct swap_race {
+	struct kvreg *kv;
+	_Atomic uint64_t local, remote;
+	atomic_uint submits;
+	atomic_bool done;
+	unsigned int accepted, refused, completed;
+};
+
+/* Submits what the handles name now, and reaps; until the swapper ends. */
+static void *swap_submitter(void *arg)
+{
+	struct swap_race *sr = arg;
+	struct kvreg_completion comp[SWAP_PAGES];
+	struct kvreg_op ops[SWAP_PAGES] = { 0 };
+	unsigned int inflight = 0, acc, n, i;
+	struct kvreg_error err;
+	bool wait;
+	int ret;
+
+	while (!atomic_load(&sr->done) || inflight) {
+		wait = atomic_load(&sr->done) ||
+		       inflight + SWAP_PAGES > KVREG_SUBMIT_DEPTH;
+		if (!wait) {
+			uint64_t l = atomic_load(&sr->local);
+			uint64_t r = atomic_load(&sr->remote);
+
+			for (i = 0; i < SWAP_PAGES; i++)
+				ops[i] = (struct kvreg_op){
+					.opcode = KVREG_OP_WRITE,
+					.local_handle = l,
+					.local_offset = i * SZ_4K,
+					.remote = r,
+					.remote_offset = i * SZ_4K,
+					.length = SZ_4K,
+					.user_data = i,
+				};
+			ret = kvreg_submit(sr->kv, ops, SWAP_PAGES, &acc, &err);
+			if (ret) {
+				CHECK(ret == -ENOENT && err.reason ==
+				      KVREG_REASON_UNKNOWN_HANDLE &&
+				      err.argument == KVREG_ARG_HANDLE,
+				      "SUBMIT beside a swap: %d reason %u",
+				      ret, err.reason);
+				sr->refused++;
+			}
+			inflight += acc;
+			sr->accepted += acc;
+			atomic_fetch_add(&sr->submits, 1);
+		}
+		if (!inflight)
+			continue;
+		CHECK_OK(kvreg_reap(sr->kv, comp, SWAP_PAGES, wait, 10000, &n,
+				    &err), &err);
+		CHECK(n || !wait, "nothing completed within 10 s");
+		for (i = 0; i < n; i++)
+			CHECK(!comp[i].status, "an operation whose handle was "
+			      "dropped meanwhile failed: %d reason %u",
+			      comp[i].status, comp[i].error.reason);
+		inflight -= n;
+		sr->completed += n;
+	}
+	return NULL;
+}
+
+/* Until the submitter has made two more SUBMITs: the swaps meet them. */
+static void swap_wait_submits(struct swap_race *sr, unsigned int since)
+{
+	double t0 = kvt_now();
+
+	while (atomic_load(&sr->submits) < since + 2) {
+		CHECK(kvt_now() - t0 < 10, "no SUBMIT within 10 s");
+		usleep(100);
+	}
+}
+
+/*
+ * New handles for the same memory and the same region, then the old ones
+ * dropped: the connection stays, as the new region shares it. Lengths
+ * alternate, so each REGISTER is a registration of its own, not one more
+ * reference to the last.
+ */
+static void lookup_races(struct kvreg *kv, struct kvt_exporter *x,
+			 uint8_t *mine, uint8_t *pool, int dev)
+{
+	struct swap_race sr = { .kv = kv };
+	struct kvreg_remote *r, *r_old;
+	struct kvreg_mr *l, *l_old;
+	struct kvreg_error err;
+	pthread_t thread;
+	unsigned int i;
+
+	kvt_fill(mine, SWAP_PAGES * SZ_4K, 0x5a);
+	memset(pool, 0, SWAP_PAGES * SZ_4K);
+	CHECK_OK(kvreg_register_flags(kv, mine, SWAP_PAGES * SZ_4K,
+				      KVREG_ACCESS_ALL, 1ULL << dev,
+				      KVREG_REG_F_ALLOW_OVERLAP, &l, &err),
+		 &err);
+	CHECK_OK(kvreg_import(kv, x->desc, x->desc_size, 0, &r, &err), &err);
+	atomic_store(&sr.local, kvreg_mr_handle(l));
+	atomic_store(&sr.remote, kvreg_remote_handle(r));
+	CHECK(!pthread_create(&thread, NULL, swap_submitter, &sr),
+	      "pthread_create");
+	for (i = 0; i < SWAPS; i++) {
+		swap_wait_submits(&sr, atomic_load(&sr.submits));
+		l_old = l;
+		r_old = r;
+		CHECK_OK(kvreg_register_flags(kv, mine,
+					      SWAP_PAGES * SZ_4K + !(i & 1),
+					      KVREG_ACCESS_ALL, 1ULL << dev,
+					      KVREG_REG_F_ALLOW_OVERLAP, &l,
+					      &err), &err);
+		CHECK_OK(kvreg_import(kv, x->desc, x->desc_size, 0, &r, &err),
+			 &err);
+		atomic_store(&sr.local, kvreg_mr_handle(l));
+		atomic_store(&sr.remote, kvreg_remote_handle(r));
+		CHECK_OK(kvreg_unimport(kv, r_old, &err), &err);
+		CHECK_OK(kvreg_deregister(kv, l_old, &err), &err);
+	}
+	atomic_store(&sr.done, true);
+	CHECK(!pthread_join(thread, NULL), "pthread_join");
+	CHECK(sr.accepted && sr.completed == sr.accepted,
+	      "%u accepted, %u completed", sr.accepted, sr.completed);
+	CHECK(kvt_mismatch(pool, 0, SZ_4K, 0x5a, 0) < 0,
+	      "the first page differs at %lld",
+	      (long long)kvt_mismatch(pool, 0, SZ_4K, 0x5a, 0));
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, l, &err), &err);
+	printf("%u handle swaps beside %u SUBMITs: %u operations completed, "
+	       "%u SUBMITs refused as unknown handles\n", SWAPS,
+	       atomic_load(&sr.submits), sr.completed, sr.refused);
+}
+
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -216,6 +356,7 @@ int main(void)
 	batch(kv, local, mine, r, pool, 64 * 1024, 64, SZ_4K + 5);
 	batch(kv, local, mine, r, pool, SZ_2M, 3, 1);
 	one_doorbell(kv, local, mine, r, pool);
+	lookup_races(kv, x, mine, pool, devs[0].index);
 
 	/*
 	 * More than the queue holds, in one call: as many accepted as had
