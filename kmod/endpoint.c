@@ -75,6 +75,8 @@ static u32 kvreg_bind_reason(int ret)
 		return KVREG_REASON_NO_RDMA_FOR_ADDRESS;
 	case -EADDRINUSE:
 		return KVREG_REASON_ADDRESS_IN_USE;
+	case -ENOMEM:
+		return KVREG_REASON_NO_KERNEL_MEMORY;
 	default:
 		return KVREG_REASON_DEVICE_REFUSED;
 	}

@@ -65,8 +65,11 @@ int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
 	while (*charged < want) {
 		ret = rdmacg_try_charge(cg, &kdev->ibdev->cg_device,
 					RDMACG_RESOURCE_HCA_OBJECT);
+		/* -EAGAIN is the limit; -ENOMEM the cgroup's own pool. */
 		if (ret) {
-			kvreg_set_error(err, KVREG_REASON_RDMA_CGROUP,
+			kvreg_set_error(err, ret == -ENOMEM ?
+					KVREG_REASON_NO_KERNEL_MEMORY :
+					KVREG_REASON_RDMA_CGROUP,
 					kdev->index);
 			err->usage = *charged;
 			err->request = want;
