@@ -67,9 +67,9 @@ static void kvreg_rail_lost(struct kvreg_conn *conn)
  * one there (whose counters it carries on). The mutex is dropped while
  * it connects, which may take seconds: another IMPORT of the endpoint,
  * or the mend, does not wait behind it (if it connects the same rail,
- * the later connection replaces the earlier). The old one is put outside
- * the lock: its release drains what is still in flight on it, whose
- * completions move it to another rail.
+ * the earlier connection stays and the later is dropped). The old one,
+ * no longer usable, is put outside the lock: its release drains what is
+ * still in flight on it, whose completions move it to another rail.
  */
 static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 			      struct kvreg_error *err)
@@ -97,6 +97,16 @@ static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 
 	spin_lock_irqsave(&peer->lock, flags);
 	old = rail->conn;
+	/*
+	 * Another IMPORT or the mend connected the rail meanwhile: that
+	 * one stays, as it may carry work already, which replacing it would
+	 * flush; this one was never used.
+	 */
+	if (old && kvreg_conn_usable(old)) {
+		spin_unlock_irqrestore(&peer->lock, flags);
+		kvreg_conn_put(conn);
+		return 0;
+	}
 	if (!peer->closing)
 		rail->conn = conn;
 	spin_unlock_irqrestore(&peer->lock, flags);
