@@ -146,7 +146,8 @@ deps:
 	tests/guest/deps.sh
 
 # T="NAME..." runs only those tests, e.g. T=integration/overlap.
-check: deps
+check:
+	T="$(T)" tests/guest/deps.sh
 	T="$(T)" tests/check.sh
 
 demo: deps

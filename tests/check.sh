@@ -1,9 +1,12 @@
 #!/bin/bash
-# make check: build everything, run the host tests, the DKMS build and the
-# guest suite on Debian's kernel; end with "N passed, N failed, N skipped".
+# make check: build everything, then run what tests/list says, where it
+# says: the host tests, the DKMS builds, the guests of Debian's kernels
+# and the debug kernel, the pairs; end with "N passed, N failed, N
+# skipped", every skip named with its reason.
 # T="NAME..." (make check T=integration/overlap) runs only the tests named,
 # booting only the guests they need: a name is as the results print it,
 # debug/, bullseye/, trixie/ and forky/ prefixes choosing those kernels.
+# T naming only unit/ and unit-san/ tests needs no kernel and no guest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -14,6 +17,24 @@ RESULTS=$OUT/results
 : > "$RESULTS"
 
 T=${T:-}
+LIST=tests/list
+
+# list OP [VAR=VALUE...]: tests/list read by tests/list.awk.
+list() {
+	local op=$1 a args=()
+	shift
+	for a in "$@"; do args+=(-v "$a"); done
+	awk -f tests/list.awk -v op="$op" "${args[@]}" "$LIST"
+}
+
+# host_only: T names unit tests only, which need no kernel and no guest.
+host_only() {
+	local w
+	[ -n "$T" ] || return 1
+	for w in $T; do
+		case $w in unit/*|unit-san/*) ;; *) return 1 ;; esac
+	done
+}
 
 # host_wanted NAME: the full run, or T names this host test.
 host_wanted() {
@@ -23,8 +44,7 @@ host_wanted() {
 }
 
 # The releases whose kernels are tested from a chroot of their own
-# (tests/guest/chroot.sh): Debian 13's 6.12 runs the full suite, Debian
-# 11's 5.10 and testing's 7.2 the proof suite (tests/guest/run-tests.sh).
+# (tests/guest/chroot.sh): Debian 11's 5.10, 13's 6.12 and testing's 7.2.
 
 # guest_wanted KIND: the names of T that the KIND guest (debian, debug or
 # a suite) runs, without the prefix; "all" for the full run.
@@ -61,14 +81,16 @@ only_names() {
 	echo "$names"
 }
 
+# record VERDICT NAME [REASON]
 record() {
-	echo "$1 $2" >> "$RESULTS"
-	echo "$1 $2"
+	echo "$1 $2${3:+ $3}" >> "$RESULTS"
+	echo "$1 $2${3:+ $3}"
 }
 
-# run NAME CMD...: a host test; exit 0 pass, 77 skip, else fail.
+# run NAME CMD...: a host test; exit 0 pass, 77 a skip if tests/list
+# allows its reason on the host, else fail.
 run() {
-	local name=$1 rc=0
+	local name=$1 rc=0 why
 	shift
 	host_wanted "$name" || return 0
 	echo "=== $name"
@@ -76,8 +98,35 @@ run() {
 	sed 's/^/    /' "$OUT/test.log"
 	case $rc in
 	0) record PASS "$name" ;;
-	77) record SKIP "$name" ;;
+	77)
+		why=$(sed -n 's/^SKIP: //p' "$OUT/test.log" | tail -n 1)
+		if list skip name="$name" where=host reason="$why"; then
+			record SKIP "$name" "($why)"
+		else
+			echo "    skipped (\"$why\"), which tests/list does not allow"
+			record FAIL "$name"
+		fi ;;
 	*) echo "    (exit status $rc)"; record FAIL "$name" ;;
+	esac
+}
+
+# host_test NAME: the command of a host test of tests/list.
+host_test() {
+	local n=${1#*/}
+	case $1 in
+	unit/*)
+		if [ -x "$BUILD/tests/unit/$n" ]; then
+			run "$1" "$BUILD/tests/unit/$n"
+		elif [ -f "tests/unit/$n.sh" ]; then
+			run "$1" bash "tests/unit/$n.sh" "$BUILD"
+		else
+			record FAIL "$1/no-such-test"
+		fi ;;
+	unit-san/*) run "$1" "$BUILD/tests/unit-san/$n" ;;
+	deb/build-lintian) run "$1" bash dist/make-deb.sh "$BUILD/deb" ;;
+	static/sparse) run "$1" bash tests/static/sparse.sh "${KVER:-}" "$BUILD" ;;
+	static/checkpatch) run "$1" bash tests/static/checkpatch.sh ;;
+	*) record FAIL "$1/unknown-to-check.sh" ;;
 	esac
 }
 
@@ -97,12 +146,52 @@ summary() {
 	p=$(grep -c '^PASS ' "$RESULTS")
 	f=$(grep -c '^FAIL ' "$RESULTS")
 	s=$(grep -c '^SKIP ' "$RESULTS")
+	if [ "$s" -gt 0 ]; then
+		echo "skipped (each allowed by tests/list, none counted as passed):"
+		grep '^SKIP ' "$RESULTS" | sed 's/^SKIP /  /'
+	fi
 	if [ "$f" -gt 0 ]; then
 		echo "failed:"
 		grep '^FAIL ' "$RESULTS" | sed 's/^FAIL /  /'
 	fi
 	echo "$p passed, $f failed, $s skipped"
 	[ "$f" -eq 0 ]
+}
+
+# result_prefix WHERE: what tests/list's WHERE puts before result names.
+result_prefix() {
+	case $1 in
+	host|6.1|pair) echo "" ;;
+	5.10) echo bullseye/ ;;
+	6.12) echo trixie/ ;;
+	7.2) echo forky/ ;;
+	debug|debug-pair) echo debug/ ;;
+	esac
+}
+
+# not_run_guard: a test that exists but did not run fails. In the full
+# run, everything tests/list runs, everywhere it says; with T, every name
+# asked for. And a listed test must exist, and every test be listed
+# (unit/test_list).
+not_run_guard() {
+	local name where w
+	if [ -z "$T" ]; then
+		while read -r name where; do
+			has_result "$(result_prefix "$where")$name" ||
+				record FAIL "$(result_prefix "$where")$name/not-run"
+		done < <(list all)
+	else
+		for w in $T; do
+			has_result "$w" || record FAIL "$w/not-run"
+		done
+	fi
+}
+
+# has_result NAME: a verdict for NAME, or for parts of it (NAME/...).
+has_result() {
+	awk -v n="$1" '($1 == "PASS" || $1 == "FAIL" || $1 == "SKIP") &&
+		($2 == n || index($2, n "/") == 1) { found = 1 }
+		END { exit !found }' "$RESULTS"
 }
 
 
@@ -164,8 +253,7 @@ debug_build() {
 
 # Debian 12 is the host's release: its guest boots the host's root under
 # an overlay (chroot.sh bookworm), with the host's builds. The other
-# three are chroots. Debian 12 and 13 run the full suite, 11 and testing
-# the proof suite (tests/guest/run-tests.sh).
+# three are chroots. Each runs what tests/list says of its kernel.
 
 # kind SUITE: the name guest_wanted knows the release's guest by.
 kind() {
@@ -388,6 +476,23 @@ debug_lane() {
 	debug_pair
 }
 
+# Only unit tests asked for: the library, kvregctl and the tests, no
+# kernel, no guest.
+if host_only; then
+	echo "=== build (library, kvregctl, tests)"
+	if make -s lib tools tests BUILD="$BUILD" > "$OUT/build.log" 2>&1; then
+		for name in $(list names where=host); do
+			host_test "$name"
+		done
+	else
+		cat "$OUT/build.log"
+		record FAIL build/user
+	fi
+	not_run_guard
+	summary
+	exit
+fi
+
 KVER=$(tests/guest/kernel.sh kver)
 HOST_KVER=$KVER
 echo "=== build (library, kvregctl, tests, module for $KVER)"
@@ -413,17 +518,11 @@ debug_pid=$!
 prepare_chroots > "$OUT/chroots.log" 2>&1 &
 chroots_pid=$!
 
-for t in "$BUILD"/tests/unit/*; do
-	run "unit/$(basename "$t")" "$t"
+# The host's tests, as tests/list orders them; the packages among them
+# (deb/build-lintian) are what the guests then install.
+for name in $(list names where=host); do
+	host_test "$name"
 done
-for t in "$BUILD"/tests/unit-san/*; do
-	run "unit-san/$(basename "$t")" "$t"
-done
-for t in tests/unit/*.sh; do
-	run "unit/$(basename "$t" .sh)" bash "$t" "$BUILD"
-done
-# The four packages, which the guests then install; lintian must be clean.
-run deb/build-lintian bash dist/make-deb.sh "$BUILD/deb"
 # The guests' package tests and the releases' kvreg-dkms builds need this
 # tree's packages even when T did not ask for them to be checked.
 if [ -n "$T" ] && ! host_wanted deb/build-lintian; then
@@ -431,8 +530,6 @@ if [ -n "$T" ] && ! host_wanted deb/build-lintian; then
 		{ cat "$OUT/deb.log"; record FAIL deb/build; }
 fi
 ls "$BUILD"/deb/kvreg-dkms_*.deb > "$OUT/deb.ok" 2>/dev/null
-run static/sparse bash tests/static/sparse.sh "$KVER" "$BUILD"
-run static/checkpatch bash tests/static/checkpatch.sh
 
 guest_lane > "$OUT/lane-guest.log" 2>&1
 wait "$debug_pid" "$chroots_pid"
@@ -442,18 +539,5 @@ cat "$OUT/lane-guest.log"
 echo "=== the debug lane"
 cat "$OUT/lane-debug.log"
 
-# A test that exists but did not run fails: in the full run, every
-# integration program on some kernel; with T, every name asked for.
-if [ -z "$T" ]; then
-	for c in tests/integration/*.c; do
-		n=$(basename "$c" .c)
-		grep -Eq "^(PASS|FAIL|SKIP) ([a-z]+/)?integration/$n\$" "$RESULTS" ||
-			record FAIL "integration/$n/not-run"
-	done
-else
-	for w in $T; do
-		grep -Eq "^(PASS|FAIL|SKIP) $w(/.*)?\$" "$RESULTS" ||
-			record FAIL "$w/not-run"
-	done
-fi
+not_run_guard
 summary

@@ -1,8 +1,9 @@
 #!/bin/sh
 # One guest of a pair (tests/guest/pair.sh): its NIC on the link between
 # the two, rxe on it, kvreg loaded, then its side of each pair test and of
-# perftest. Results ("PASS pair/NAME") go to RESULTS; a test whose slice
-# of the kernel log shows a warning fails, as in run-tests.sh.
+# perftest. Results ("PASS pair/NAME/ROLE") go to RESULTS; a test whose
+# slice of the kernel log shows a warning fails (lib.sh, as in
+# run-tests.sh). What runs is what tests/list says of pair and debug-pair.
 #   pair-side.sh export|import BUILD KO RESULTS PREFIX
 ROLE=$1
 BUILD=$2
@@ -10,21 +11,19 @@ KO=$3
 RESULTS=$4
 PREFIX=$5
 X=/kvreg-x
+WHERE=${PREFIX:+debug-}pair
+. "$(dirname "$0")/lib.sh"
 : > "$RESULTS"
 rm -f "$RESULTS.done"
-KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
-
-record() {
-	echo "$1 $PREFIX$2" >> "$RESULTS"
-	echo "$1 $PREFIX$2"
-}
 
 if [ "$ROLE" = export ]; then ADDR=192.0.2.1; PEER=192.0.2.2; N=1
 else ADDR=192.0.2.2; PEER=192.0.2.1; N=2; fi
 
 . "$(dirname "$0")/pair-net.sh"
 pair_net_up $N
-if insmod "$KO" && [ -c /dev/kvreg ]; then
+mark "pair/$ROLE/module-load"
+if insmod "$KO" && [ -c /dev/kvreg ] &&
+   kernel_clean "pair/$ROLE/module-load"; then
 	record PASS "pair/$ROLE/module-load"
 else
 	record FAIL "pair/$ROLE/module-load"
@@ -33,23 +32,18 @@ else
 fi
 pair_net_wait $N
 
-# pair_test NAME CMD...: one test's side; its slice of the kernel log
-# must be clean too.
+# pair_test NAME CMD...: one test's side, "pair/NAME/ROLE"; its slice of
+# the kernel log must be clean too, by lib.sh's one rule.
 pair_test() {
 	name=$1
 	shift
-	echo "kvreg-test: begin pair/$name" > /dev/kmsg
+	mark "pair/$name"
 	rc=0
 	"$@" || rc=$?
-	if dmesg | sed -n "\|kvreg-test: begin pair/$name\$|,\$p" |
-		grep -Eq "$KERNEL_BAD"; then
-		rc=1
-	fi
-	# A failure shows its slice of the kernel log: what kvreg said.
-	[ $rc -eq 0 ] ||
-		dmesg | sed -n "\|kvreg-test: begin pair/$name\$|,\$p" | tail -40
-	[ $rc -eq 0 ] && record PASS "pair/$name/$ROLE" ||
-		record FAIL "pair/$name/$ROLE"
+	kernel_clean "pair/$name" || rc=1
+	# A failure shows the end of its slice: what kvreg said.
+	[ $rc -eq 0 ] || tail -40 /tmp/slice.log
+	verdict "pair/$name/$ROLE" "$rc" /dev/null
 }
 
 # The importer's output carries kvreg's throughput, for the ratios below.
@@ -120,6 +114,8 @@ else
 	pair_test faults "$BUILD/tests/pair/pair_faults" import "$X"
 fi
 
-rmmod kvreg && record PASS "pair/$ROLE/module-unload" ||
+mark "pair/$ROLE/module-unload"
+rmmod kvreg && kernel_clean "pair/$ROLE/module-unload" &&
+	record PASS "pair/$ROLE/module-unload" ||
 	record FAIL "pair/$ROLE/module-unload"
 touch "$RESULTS.done"

@@ -1,0 +1,80 @@
+# Sourced by every script that runs tests in a guest (run-tests.sh,
+# pair-side.sh): one rule for the kernel log, one way to record a result,
+# one reading of tests/list. POSIX sh. The caller sets RESULTS (the file
+# results go to), PREFIX (what result names carry: "", "trixie/",
+# "debug/"...) and WHERE (this guest in tests/list: 6.1, debug, pair...).
+KVREG_SRC=$(cd "$(dirname "$0")/../.." && pwd)
+KVREG_LIST=$KVREG_SRC/tests/list
+KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
+
+# record VERDICT NAME [REASON]: one result line, "SKIP" with its reason.
+record() {
+	echo "$1 $PREFIX$2${3:+ $3}" >> "$RESULTS"
+	echo "$1 $PREFIX$2${3:+ $3}"
+}
+
+# mark NAME: where NAME's slice of the kernel log begins.
+mark() {
+	echo "kvreg-test: begin $1" > /dev/kmsg
+}
+
+# kernel_clean NAME: no warning, oops or BUG in the log since NAME's
+# mark. A missing mark fails too: a check that cannot see the log proves
+# nothing. A dirty slice is shown.
+kernel_clean() {
+	dmesg | awk -v m="kvreg-test: begin $1" '
+		{ n = length($0) - length(m) + 1 }
+		n > 0 && substr($0, n) == m { on = 1 }
+		on' > /tmp/slice.log
+	if [ ! -s /tmp/slice.log ]; then
+		echo "--- no kernel log mark for $1 ---"
+		return 1
+	fi
+	if grep -Eq "$KERNEL_BAD" /tmp/slice.log; then
+		echo "--- kernel log of $1 ---"
+		cat /tmp/slice.log
+		return 1
+	fi
+	return 0
+}
+
+# list_names: what tests/list runs here, in its order.
+list_names() {
+	awk -f "$KVREG_SRC/tests/list.awk" -v op=names -v where="$WHERE" \
+		"$KVREG_LIST"
+}
+
+# verdict NAME RC LOG: PASS for 0; SKIP for 77 with a reason tests/list
+# allows here (the log's last "SKIP: " line); FAIL otherwise, saying why.
+verdict() {
+	if [ "$2" -eq 0 ]; then
+		record PASS "$1"
+		return
+	fi
+	if [ "$2" -eq 77 ]; then
+		why=$(sed -n 's/^SKIP: //p' "$3" | tail -n 1)
+		if awk -f "$KVREG_SRC/tests/list.awk" -v op=skip -v name="$1" \
+			-v where="$WHERE" -v reason="$why" "$KVREG_LIST"; then
+			record SKIP "$1" "($why)"
+			return
+		fi
+		echo "    skipped (\"$why\"), which tests/list does not allow on $WHERE"
+	else
+		echo "    (exit status $2)"
+	fi
+	record FAIL "$1"
+}
+
+# run_test NAME CMD...: one test, bounded by TEST_TIMEOUT, its output
+# shown indented; a dirty kernel log slice fails it whatever it returned.
+run_test() {
+	name=$1
+	shift
+	mark "$name"
+	echo "=== $name"
+	timeout "${TEST_TIMEOUT:-1200}" "$@" > /tmp/test.log 2>&1
+	rc=$?
+	sed 's/^/    /' /tmp/test.log
+	kernel_clean "$name" || rc=1
+	verdict "$name" "$rc" /tmp/test.log
+}
