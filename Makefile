@@ -100,14 +100,19 @@ unit-tests: $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 	@for t in $^; do $$t > /dev/null; rc=$$?; \
 	  [ $$rc -eq 0 ] || [ $$rc -eq 77 ] || { echo "FAIL $$t"; exit 1; }; done
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
+# Every reason and argument code, as the headers define them.
+NAMES_H := $(BUILD)/tests/gen/kvreg_names.h
+$(NAMES_H): tests/common/gen-names.sh include/uapi/kvreg.h include/kvreg.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Ilibuser/lib -Itests/common $< -o $@ \
-	  $(BUILD)/lib/libkvreg.a
-$(BUILD)/tests/unit-san/%: tests/unit/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
+	sh $< include/uapi/kvreg.h include/kvreg.h > $@
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS) $(NAMES_H)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Ilibuser/lib -Itests/common $< \
-	  -o $@ $(BUILD)/san/libkvreg.a
+	$(CC) $(BASE_CFLAGS) -Ilibuser/lib -Itests/common -I$(BUILD)/tests/gen \
+	  $< -o $@ $(BUILD)/lib/libkvreg.a
+$(BUILD)/tests/unit-san/%: tests/unit/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS) $(NAMES_H)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Ilibuser/lib -Itests/common \
+	  -I$(BUILD)/tests/gen $< -o $@ $(BUILD)/san/libkvreg.a
 # Integration tests run under ASan and UBSan, against the sanitized library.
 $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)

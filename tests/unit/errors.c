@@ -5,25 +5,8 @@
  */
 #include "kvtest.h"
 
-static const uint32_t all_reasons[] = {
-	KVREG_REASON_BAD_ARGUMENT, KVREG_REASON_NO_DEVICE,
-	KVREG_REASON_DEVICE_NOT_ACTIVE, KVREG_REASON_DEVICE_REMOVED,
-	KVREG_REASON_UNMAPPED_ADDRESS, KVREG_REASON_NO_KERNEL_MEMORY,
-	KVREG_REASON_DEVICE_REFUSED, KVREG_REASON_UNKNOWN_HANDLE,
-	KVREG_REASON_OUT_OF_RANGE, KVREG_REASON_ACCESS_DENIED,
-	KVREG_REASON_TRANSFER_FAILED,
-	KVREG_REASON_NOT_PERMITTED, KVREG_REASON_TOO_LARGE,
-	KVREG_REASON_PROC_MR_BUDGET, KVREG_REASON_PROC_BYTES_BUDGET,
-	KVREG_REASON_HOST_CEILING, KVREG_REASON_DEVICE_MR_RESERVE,
-	KVREG_REASON_MEMLOCK_EXCEEDED, KVREG_REASON_MEMLOCK_ZERO,
-	KVREG_REASON_RDMA_CGROUP, KVREG_REASON_DEVICE_EXHAUSTED,
-	KVREG_REASON_NOT_HOST_MEMORY, KVREG_REASON_FILE_BACKED,
-	KVREG_REASON_READ_ONLY, KVREG_REASON_OVERLAP,
-	KVREG_REASON_FOREIGN_PROCESS,
-	KVREG_REASON_MODULE_NOT_LOADED, KVREG_REASON_ABI_MISMATCH,
-	KVREG_REASON_NOT_OPEN, KVREG_REASON_DEVICE_ACCESS,
-	KVREG_REASON_NO_MEMORY, KVREG_REASON_BAD_FD,
-};
+/* all_reasons[] and all_arguments[]: every one the headers define. */
+#include "kvreg_names.h"
 
 static void expect(const struct kvreg_error *err, int errnum,
 		   const char *needle)
@@ -113,14 +96,16 @@ int main(void)
 	e.limit = 0x7ffffffff000ULL;
 	expect(&e, -EINVAL, "bad address 0xffff888000000000, outside user "
 	       "space");
-	for (i = KVREG_ARG_NONE; i <= KVREG_ARG_POINTER; i++) {
+	for (i = 0; i < sizeof(all_arguments) / sizeof(all_arguments[0]);
+	     i++) {
 		char msg[512];
 
 		e = rec(KVREG_REASON_BAD_ARGUMENT);
-		e.argument = (uint32_t)i;
+		e.argument = all_arguments[i];
 		kvreg_format_error(&e, -EINVAL, msg, sizeof(msg));
-		CHECK(!strstr(msg, "fix the call") && strlen(strstr(msg, "; "))
-		      > 10, "argument %zu: \"%s\"", i, msg);
+		CHECK(!strstr(msg, "fix the call") && strstr(msg, "; ") &&
+		      strlen(strstr(msg, "; ")) > 10, "argument %u: \"%s\"",
+		      all_arguments[i], msg);
 	}
 
 	e = rec(KVREG_REASON_BAD_FD);
