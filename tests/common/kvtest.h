@@ -74,6 +74,21 @@ static inline double kvt_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/*
+ * A peer's refusal of a bad rkey, as the importer learns it: the peer's
+ * NAK (REMOTE_ACCESS). Where the device drops the request instead (5.10's
+ * rxe sends no NAK), the connection is lost: by the requester's retries
+ * running out (IB_WC_RETRY_EXC_ERR, 12), by a flush (5) of what followed
+ * on it, or before posting, once that was noticed. Nothing else.
+ */
+static inline bool kvt_refused_rkey(int ret, const struct kvreg_error *err)
+{
+	return (ret == -EIO && err->reason == KVREG_REASON_REMOTE_ACCESS) ||
+	       (ret == -ENOTCONN && err->reason == KVREG_REASON_CONN_LOST &&
+		(err->wc_status == 12 || err->wc_status == 5 ||
+		 !err->wc_status));
+}
+
 static inline void kvt_skip(const char *why)
 {
 	printf("SKIP: %s\n", why);

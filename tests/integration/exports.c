@@ -284,10 +284,15 @@ static void refused(struct kvreg *kv, const uint8_t *desc, size_t n,
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 
+	char msg[512];
+	int ret;
+
 	CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
-	CHECK_FAILS(kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K,
-					  &err), &err, EIO,
-		    KVREG_REASON_REMOTE_ACCESS);
+	ret = kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K, &err);
+	kvreg_format_error(&err, ret, msg, sizeof(msg));
+	CHECK(kvt_refused_rkey(ret, &err), "a forged descriptor's transfer: "
+	      "%s", msg);
+	printf("refused as expected: %s\n", msg);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 }
 
@@ -445,10 +450,18 @@ static void check_cut(struct kvreg *kv, struct kvreg_remote *r,
 {
 	struct kvreg_error err;
 
+	int ret;
+
 	kvt_fill(mine, SZ_4K, 0x33);
-	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0,
-					  SZ_4K, &err), &err, want_errno,
-		    reason);
+	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
+				    &err);
+	if (reason == KVREG_REASON_REMOTE_ACCESS)
+		CHECK(kvt_refused_rkey(ret, &err), "a WRITE after %s: %d "
+		      "reason %u", what, ret, err.reason);
+	else
+		CHECK(ret == -want_errno && err.reason == reason,
+		      "a WRITE after %s: %d reason %u, want %d reason %u",
+		      what, ret, err.reason, -want_errno, reason);
 	CHECK(kvt_mismatch(pool, 0, LEN, 0x44, 0) < 0,
 	      "a WRITE after %s changed the memory", what);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);

@@ -17,13 +17,6 @@
 #define ADDR		"192.0.2.1"
 #define BOUND_S		10.0
 
-static bool refused(int ret, const struct kvreg_error *err)
-{
-	/* 5.10's rxe does not NAK a bad rkey: the retries run out. */
-	return (ret == -EIO && err->reason == KVREG_REASON_REMOTE_ACCESS) ||
-	       (ret == -ENOTCONN && err->reason == KVREG_REASON_CONN_LOST);
-}
-
 /* How long until a WRITE of chunk 1 goes through: -1 past the bound. */
 static double mended(struct kvreg *kv, struct kvreg_mr *local,
 		     struct kvreg_remote *r, uint8_t *pool, uint8_t *mine,
@@ -42,6 +35,11 @@ static double mended(struct kvreg *kv, struct kvreg_mr *local,
 		}
 		usleep(50 * 1000);
 	}
+	/* What the module said of its tries, for whoever reads the failure. */
+	if (system("dmesg | grep -E 'kvreg|rxe' | tail -20"))
+		printf("(no kernel log)\n");
+	printf("last try: %s (reason %u, wc status %u)\n",
+	       kvreg_strerror(err.reason), err.reason, err.wc_status);
 	return -1;
 }
 
@@ -87,7 +85,7 @@ int main(void)
 	/* Synchronous: refused, then the rail comes back by itself. */
 	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
 				    &err);
-	CHECK(refused(ret, &err), "a WRITE with a wrong rkey: %d reason %u",
+	CHECK(kvt_refused_rkey(ret, &err), "a WRITE with a wrong rkey: %d reason %u",
 	      ret, err.reason);
 	took = mended(kv, local, r, pool, mine, 0x21);
 	CHECK(took >= 0, "after a refused rkey the rail was not back in "
@@ -100,7 +98,7 @@ int main(void)
 	CHECK_OK(kvreg_submit(kv, &op, 1, &acc, &err), &err);
 	CHECK(acc == 1, "accepted %u", acc);
 	CHECK_OK(kvreg_reap(kv, &comp, 1, 1, 10000, &n, &err), &err);
-	CHECK(n == 1 && refused(comp.status, &comp.error),
+	CHECK(n == 1 && kvt_refused_rkey(comp.status, &comp.error),
 	      "a SUBMIT with a wrong rkey: status %d reason %u", comp.status,
 	      comp.error.reason);
 	took = mended(kv, local, r, pool, mine, 0x22);

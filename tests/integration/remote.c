@@ -327,7 +327,7 @@ static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	struct kvt_child other;
-	int op;
+	int op, ret;
 
 	CHECK(victim != MAP_FAILED, "mmap");
 	kvt_fill(victim, SZ_4K, 0x5C);
@@ -341,9 +341,10 @@ static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
 		kvt_fill(mine, SZ_4K, 0x11);
 		/* A fresh connection each time: a refusal ends one. */
 		CHECK_OK(kvreg_import(kv, forged, n, 0, &r, &err), &err);
-		CHECK_FAILS(kvreg_transfer_remote(kv, op, local, 0, r, 0,
-						  SZ_4K, &err), &err, EIO,
-			    KVREG_REASON_REMOTE_ACCESS);
+		ret = kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K,
+					    &err);
+		CHECK(kvt_refused_rkey(ret, &err), "a third process's rkey: "
+		      "%d reason %u", ret, err.reason);
 		CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	}
 	CHECK(kvt_mismatch(mine, 0, SZ_4K, 0x11, 0) < 0,
@@ -410,6 +411,7 @@ int main(int argc, char **argv)
 	uint8_t *pool, *mine;
 	struct kvt_child exp;
 	uint32_t dev;
+	int ret;
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
@@ -472,9 +474,10 @@ int main(int argc, char **argv)
 	kvt_send_byte(exp.cmd, 'd');
 	CHECK(kvt_recv_byte(exp.ack) == 'd', "deregister");
 	kvt_fill(mine, LEN, 0x4E);
-	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0,
-					  SZ_4K, &err), &err, EIO,
-		    KVREG_REASON_REMOTE_ACCESS);
+	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
+				    &err);
+	CHECK(kvt_refused_rkey(ret, &err), "a WRITE after DEREGISTER: %d "
+	      "reason %u", ret, err.reason);
 	CHECK(kvt_mismatch(pool, 0, LEN, 0x3D, 0) < 0,
 	      "a WRITE after DEREGISTER changed the memory");
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
