@@ -10,6 +10,8 @@
  *    a descriptor over max_desc_chunks is refused before a table is
  *    made, an oversized one before it is copied; max_imports_per_process
  *    stops a loop of honest imports;
+ *  - a peer speaking another version of the connection's wire format:
+ *    refused with CONN_VERSION and the version spoken here;
  *  - a peer that asks for RNR retries for ever and posts no receive: the
  *    exporter's keepalive lets it go;
  *  - a flood of connection requests (argv[1], 1,000 by default) from a
@@ -17,7 +19,8 @@
  *    max_conns_per_peer (default) stops it, the REJ says so with the
  *    numbers, and a kvreg importer of the same node learns the same;
  *    max_conns_per_endpoint likewise;
- *  - SUBMIT without REAP, stopped by max_unreaped.
+ *  - SUBMIT without REAP, stopped by max_unreaped;
+ *  - one operation over more chunks than a chain carries for it.
  * Caps changed for a step are put back, also when the test fails.
  */
 #include <arpa/inet.h>
@@ -194,6 +197,36 @@ static uint8_t *forge(const struct kvt_exporter *x, uint32_t paths,
 	return d;
 }
 
+/*
+ * A region cut into 4 KiB chunks: one operation over more of them than a
+ * chain may carry for it is refused whole at SUBMIT, before any of it is
+ * posted, with the most it may span.
+ */
+static void check_too_many_pieces(struct kvreg *kv, struct kvt_exporter *x,
+				  struct kvreg_mr *local)
+{
+	const uint64_t len = (KVREG_OP_MAX_PIECES + 1) * SZ_4K;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	struct kvreg_op op;
+	unsigned int acc;
+	uint8_t *small;
+	size_t size;
+
+	small = forge(x, 1, 64, &size);
+	CHECK_OK(kvreg_import(kv, small, size, 0, &r, &err), &err);
+	kvreg_op_prep(&op, KVREG_OP_WRITE, local, 0, r, 0, len, 1);
+	CHECK_FAILS(kvreg_submit(kv, &op, 1, &acc, &err), &err, E2BIG,
+		    KVREG_REASON_TOO_MANY_PIECES);
+	CHECK(!acc && err.limit == KVREG_OP_MAX_PIECES && err.request == len,
+	      "%u accepted, limit %llu, request %llu", acc,
+	      (unsigned long long)err.limit, (unsigned long long)err.request);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	free(small);
+	printf("an operation over %d chunks of 4 KiB: refused, at most %d\n",
+	       KVREG_OP_MAX_PIECES + 1, KVREG_OP_MAX_PIECES);
+}
+
 static void check_forged_imports(struct kvreg *kv, struct kvt_exporter *x)
 {
 	struct kvreg_remote *held[2], *r;
@@ -328,6 +361,9 @@ struct flood_res {
 	struct ibv_cq *cq;
 };
 
+/* What flood_one()'s requests say they speak. */
+static uint16_t flood_version = KVREG_CM_VERSION;
+
 /* One connection request with the endpoint's secret; @recvs posted. */
 static struct rdma_cm_id *flood_one(struct rdma_event_channel *ch,
 				    struct flood_res *res, int recvs,
@@ -335,7 +371,7 @@ static struct rdma_cm_id *flood_one(struct rdma_event_channel *ch,
 				    enum rdma_cm_event_type *out)
 {
 	struct kvreg_cm_req req = { .magic = KVREG_CM_MAGIC,
-				    .version = KVREG_CM_VERSION };
+				    .version = flood_version };
 	struct rdma_conn_param param = {
 		.private_data = &req,
 		.private_data_len = sizeof(req),
@@ -417,7 +453,21 @@ static void flooder(void *unused)
 
 	(void)unused;
 	CHECK(ch && ids, "event channel");
-	/* First: a peer whose SENDs the exporter could retry for ever. */
+	/*
+	 * A peer speaking a later version of the connection's wire format:
+	 * refused, with the version this side speaks.
+	 */
+	memset(&rej, 0, sizeof(rej));
+	flood_version = KVREG_CM_VERSION + 1;
+	id = flood_one(ch, &res, 0, 6, &rej, &got);
+	flood_version = KVREG_CM_VERSION;
+	CHECK(!id && got == RDMA_CM_EVENT_REJECTED &&
+	      rej.reason == KVREG_REASON_CONN_VERSION &&
+	      rej.version == KVREG_CM_VERSION,
+	      "a request of version %d: %s, reason %u, version %u",
+	      KVREG_CM_VERSION + 1, rdma_event_str(got), rej.reason,
+	      rej.version);
+	/* Then: a peer whose SENDs the exporter could retry for ever. */
 	id = flood_one(ch, &res, 0, 7, NULL, &got);
 	CHECK(id, "the hostile connection: %s", rdma_event_str(got));
 	fl->hostile_gone_s = flood_gone(ch, id, 30);
@@ -632,6 +682,7 @@ int main(int argc, char **argv)
 	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &local, &err), &err);
 
+	check_too_many_pieces(kv, x, local);
 	check_forged_imports(kv, x);
 	check_import_limit(kv, x);
 	check_flood(kv, x, x2, pool2, mine, local);

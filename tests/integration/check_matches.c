@@ -5,10 +5,12 @@
  * unprivileged user whose memlock limit is too small, and on both sides of
  * the boundary of every limit the module enforces: RLIMIT_MEMLOCK, the
  * process's bytes and MRs, the host ceiling and a device's MRs, with
- * another registration already holding some of them.
+ * another registration already holding some of them. A user the node's
+ * mode keeps out of /dev/kvreg is told so by both (DEVICE_ACCESS).
  *   check_matches KVREGCTL
  */
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "kvtest.h"
@@ -117,6 +119,46 @@ static void device_boundary(struct kvreg *kv, const char *kvregctl)
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 }
 
+/*
+ * /dev/kvreg as udev leaves it (0660, root's group here): a user outside
+ * the group is refused at open, with the mode and the group named, and
+ * kvregctl check says no too.
+ */
+static void device_access(struct kvreg *parent, const char *kvregctl)
+{
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	CHECK(!stat("/dev/kvreg", &st), "stat /dev/kvreg");
+	CHECK(!chmod("/dev/kvreg", 0660), "chmod /dev/kvreg");
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		struct kvreg_error err;
+		struct kvreg *kv;
+		char msg[512];
+		int ret;
+
+		kvreg_close(parent);
+		CHECK(!setgid(65534) && !setuid(65534), "setuid");
+		ret = kvreg_open(&kv, &err);
+		kvreg_format_error(&err, ret, msg, sizeof(msg));
+		CHECK(ret == -EACCES &&
+		      err.reason == KVREG_REASON_DEVICE_ACCESS &&
+		      strstr(msg, "0660") && strstr(msg, "group"),
+		      "an outsider opening /dev/kvreg: %d: %s", ret, msg);
+		printf("refused as expected: %s\n", msg);
+		CHECK(check_says(kvregctl, 1 << 20) == 1,
+		      "kvregctl check said yes to an outsider");
+		exit(T_PASS);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == T_PASS, "the outsider's check failed");
+	CHECK(!chmod("/dev/kvreg", st.st_mode & 07777), "chmod back");
+}
+
 int main(int argc, char **argv)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -151,6 +193,7 @@ int main(int argc, char **argv)
 	boundary(kv, argv[1], "max_mrs_per_process", ndev, 64 << 10, 0);
 	boundary(kv, argv[1], "max_mrs_per_process", ndev - 1, 0, 64 << 10);
 	device_boundary(kv, argv[1]);
+	device_access(kv, argv[1]);
 	kvreg_close(kv);
 	return T_PASS;
 }
