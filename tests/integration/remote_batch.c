@@ -73,12 +73,19 @@ static void submit_all(struct kvreg *kv, struct kvreg_op *ops,
 	while (done < n) {
 		ret = kvreg_submit(kv, ops + done, n - done, &acc, &err);
 		if (ret == -EAGAIN) {
-			CHECK(err.reason == KVREG_REASON_QUEUE_FULL,
-			      "EAGAIN with reason %u", err.reason);
+			CHECK(err.reason == KVREG_REASON_QUEUE_FULL &&
+			      err.limit == KVREG_SUBMIT_DEPTH &&
+			      err.usage == KVREG_SUBMIT_DEPTH,
+			      "EAGAIN: reason %u, %llu of %llu slots", err.reason,
+			      (unsigned long long)err.usage,
+			      (unsigned long long)err.limit);
 			full++;
 		} else {
 			CHECK_OK(ret, &err);
 		}
+		/* What one call accepts is posted as it ends: never more. */
+		CHECK(acc <= KVREG_SUBMIT_DEPTH, "one SUBMIT took %u, the "
+		      "queue holds %d", acc, KVREG_SUBMIT_DEPTH);
 		if (acc < n - done)
 			full++;
 		done += acc;
@@ -367,14 +374,31 @@ int main(void)
 		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local, i * SZ_4K, r,
 			      i * SZ_4K, SZ_4K, i);
 	CHECK_OK(kvreg_submit(kv, ops, 300, &acc, &err), &err);
-	CHECK(acc >= KVREG_SUBMIT_DEPTH || acc == 300, "accepted %u of 300",
-	      acc);
-	printf("300 operations, a queue of %d: %u accepted in one call\n",
-	       KVREG_SUBMIT_DEPTH, acc);
+	/*
+	 * An idle queue and one call: exactly the depth is accepted, since
+	 * nothing the call accepted goes out (or completes) before it ends.
+	 */
+	CHECK(acc == KVREG_SUBMIT_DEPTH, "an idle queue of %d took %u of 300 "
+	      "in one call", KVREG_SUBMIT_DEPTH, acc);
+	/* At once again: what is still in flight leaves no more room. */
 	{
-		bool *seen = calloc(300, sizeof(*seen));
+		bool *seen = calloc(600, sizeof(*seen));
+		unsigned int acc2;
+		int ret = kvreg_submit(kv, ops + acc, 300 - acc, &acc2, &err);
 
-		reap_all(kv, acc, seen, 300, 0);
+		if (ret) {
+			CHECK(ret == -EAGAIN &&
+			      err.reason == KVREG_REASON_QUEUE_FULL &&
+			      err.limit == KVREG_SUBMIT_DEPTH && !acc2,
+			      "a full queue: %d reason %u limit %llu", ret,
+			      err.reason, (unsigned long long)err.limit);
+			printf("    then a full queue: refused, QUEUE_FULL\n");
+		} else {
+			CHECK(acc2 <= KVREG_SUBMIT_DEPTH, "took %u more", acc2);
+		}
+		printf("300 operations, a queue of %d: %u accepted in one "
+		       "call, %u in the next\n", KVREG_SUBMIT_DEPTH, acc, acc2);
+		reap_all(kv, acc + acc2, seen, 300, 0);
 		free(seen);
 	}
 
