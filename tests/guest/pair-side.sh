@@ -21,6 +21,8 @@ else ADDR=192.0.2.2; PEER=192.0.2.1; N=2; fi
 
 . "$(dirname "$0")/pair-net.sh"
 pair_net_up $N
+# remote_pair's hugetlb pool: 8 MiB of 2 MiB pages, and some to spare.
+echo 8 > /proc/sys/vm/nr_hugepages
 mark "pair/$ROLE/module-load"
 if insmod "$KO" && [ -c /dev/kvreg ] &&
    kernel_clean "pair/$ROLE/module-load"; then

@@ -42,23 +42,23 @@ static int exporter(const char *dir, const char *addr)
 	char done[16];
 
 	CHECK(kvt_devices(kv, devs), "no RDMA device");
+	/* pair-side.sh reserves the pages: a guest without them is broken. */
 	huge = kvt_map_hugetlb(HUGE);
+	CHECK(huge, "no %llu MiB of hugetlb pages: the guest reserves them",
+	      (unsigned long long)(HUGE >> 20));
 	kvt_fill(pool, LEN, 0xE1);
 	CHECK_OK(kvreg_register(kv, pool, LEN, KVREG_ACCESS_ALL, 0, &mr, &err),
 		 &err);
 	CHECK_OK(kvreg_listen(kv, addr, 0, &ep, NULL, &err), &err);
 	CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &n, &err), &err);
 	put_file(dir, "desc-4k", desc, n);
-	if (huge) {
+	{
 		kvt_fill(huge, HUGE, 0xE7);
 		CHECK_OK(kvreg_register(kv, huge, HUGE, KVREG_ACCESS_ALL, 0,
 					&hmr, &err), &err);
 		CHECK_OK(kvreg_export(kv, ep, hmr, desc, sizeof(desc), &n,
 				      &err), &err);
 		put_file(dir, "desc-huge", desc, n);
-	} else {
-		put_file(dir, "desc-huge", "", 0);
-		printf("no hugetlb pages: the hugetlb pool is skipped\n");
 	}
 	printf("exporter: listening on %s, descriptors written\n", addr);
 	get_file(dir, "done-import", done, sizeof(done));
@@ -138,10 +138,7 @@ static void import_pool(struct kvreg *kv, const char *dir, const char *name,
 	uint8_t *mine;
 	unsigned int i;
 
-	if (!n) {
-		printf("%s: the exporter has no hugetlb pool\n", name);
-		return;
-	}
+	CHECK(n, "%s: an empty descriptor", name);
 	CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
 	len = kvreg_remote_length(r);
 	mine = kvt_map_anon_scattered(len);
