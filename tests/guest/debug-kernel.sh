@@ -18,6 +18,10 @@ report() {
 	echo "$(cat "$dir/kernelrelease") $tree/arch/x86/boot/bzImage $tree"
 }
 
+# One build at a time: a second make check would delete the first's tree.
+mkdir -p "$CACHE"
+exec 9> "$CACHE/debug-kernel.lock"
+flock 9
 if [ -e "$dir/.built" ]; then
 	report
 	exit 0
