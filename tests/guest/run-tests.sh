@@ -61,6 +61,8 @@ test_args() {
 	removal_remote) echo "kvdummy1 $([ "$MODE" = debug ] && echo 240 ||
 		echo 20)" ;;
 	no_device) echo "$BIN/bin/kvregctl kvdummy0 kvdummy1" ;;
+	# A regular file's page cache: the build tree's copy, not /tmp's.
+	memory_kinds) echo "$BUILD/tests/integration/memory_kinds" ;;
 	esac
 }
 

@@ -4,6 +4,9 @@
  * private mapping of /dev/zero, read-only memory for remote reads. What is refused, before anything is
  * pinned, each with its reason and address: file-backed mappings, write
  * access on read-only memory.
+ *   memory_kinds [REGULAR_FILE]
+ * REGULAR_FILE (this program by default) must be on a disk-like file
+ * system: a copy on tmpfs is shmem, which registers like anonymous memory.
  */
 #include <sys/mman.h>
 
@@ -93,8 +96,8 @@ int main(int argc, char **argv)
 	CHECK_OK(kvreg_deregister(kv, ro_mr, &err), &err);
 
 	/* A regular file's page cache: refused, even for reading. */
-	fd = open(argv[0], O_RDONLY);
-	CHECK(fd >= 0, "open %s", argv[0]);
+	fd = open(argc > 1 ? argv[1] : argv[0], O_RDONLY);
+	CHECK(fd >= 0, "open %s", argc > 1 ? argv[1] : argv[0]);
 	file = mmap(NULL, SZ_4K, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	CHECK(file != MAP_FAILED, "mmap file");
