@@ -23,41 +23,22 @@ insmod "$2" max_mrs_per_process=1000000 max_bytes_per_process=0x10000000000 \
 [ -n "$KVREG_BENCH_QUICK" ] && XFER_SIZES=1048576
 "$BUILD/tests/bench/bench_xfer" 0 $XFER_SIZES
 
-# perftest on rxe0 against itself, through the RoCE v2 GID of its IPv4
-# address; the connection setup goes over loopback TCP.
-gid=$(grep -l '0000:0000:0000:0000:0000:ffff:c000:0201' \
-	/sys/class/infiniband/rxe0/ports/1/gids/* | head -1)
-gid=${gid##*/}
-port=18515
+# perftest on rxe0 against itself (tests/guest/perftest.sh), through the
+# RoCE v2 GID of its IPv4 address; the connection setup goes over loopback
+# TCP. Gb/s here, as bench_xfer prints.
+. "$HERE/../guest/perftest.sh"
 for size in $XFER_SIZES; do
 	iters=$(( 67108864 / size ))
 	[ "$iters" -lt 64 ] && iters=64
 	[ "$iters" -gt 20000 ] && iters=20000
 	for op in write read; do
-		for kind in bw lat; do
-			n=$iters
-			[ "$kind" = lat ] && n=$(( size >= 1048576 ? 21 : 101 ))
-			port=$((port + 1))
-			"ib_${op}_$kind" -d rxe0 -x "$gid" -s "$size" -n "$n" -F \
-				-p "$port" --report_gbits >/dev/null 2>&1 &
-			server=$!
-			sleep 1
-			line=$("ib_${op}_$kind" -d rxe0 -x "$gid" -s "$size" \
-				-n "$n" -F -p "$port" --report_gbits 127.0.0.1 \
-				2>&1 | awk -v s="$size" '$1 == s')
-			wait "$server" || true
-			# bw: #bytes #iters peak avg rate; lat: #bytes #iters
-			# t_min t_max t_typical t_avg ...: t_typical, or t_avg
-			# where perftest's cycle clock gives inf under QEMU.
-			set -- $line
-			if [ "$kind" = bw ]; then
-				echo "PERF perftest $op $size bw ${4:-nan}"
-			elif [ "${5:-inf}" = inf ]; then
-				echo "PERF perftest $op $size lat ${6:-nan}"
-			else
-				echo "PERF perftest $op $size lat $5"
-			fi
-		done
+		set -- $(perftest_loopback "ib_${op}_bw" "$size" "$iters")
+		gbps=nan
+		[ -n "${1:-}" ] && gbps=$(awk -v m="$1" 'BEGIN { print m * 8 / 1000 }')
+		echo "PERF perftest $op $size bw $gbps"
+		n=$(( size >= 1048576 ? 21 : 101 ))
+		set -- $(perftest_loopback "ib_${op}_lat" "$size" "$n")
+		echo "PERF perftest $op $size lat ${1:-nan}"
 	done
 done
 rmmod kvreg

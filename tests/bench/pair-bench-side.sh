@@ -29,28 +29,18 @@ else
 fi
 cat /tmp/remote.out
 
-# perftest: the exporter serves, the importer measures, with kvreg's
-# depth and message count (bench_remote.c's DEPTH and msgs_for()), each case
-# three times, the median kept. Each server waits for its client; the
-# client gives it two seconds to start. A run that printed no result is
-# "failed", which the report shows as the peer failing.
-PEER=192.0.2.1
-DEPTH=128
+# perftest (tests/guest/perftest.sh): the exporter serves, the importer
+# measures, with kvreg's depth and message count (bench_remote.c's DEPTH
+# and msgs_for()), each case three times, the median kept. A run that
+# printed no result is "failed", which the report shows as the peer
+# failing.
+. "$(dirname "$0")/../guest/perftest.sh"
+PERFTEST_DEPTH=128
 MSGS=5000
 busy() {
 	awk '$1 == "cpu" { printf "%d\n", $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)
-perf() {
-	tool=$1
-	shift
-	if [ "$ROLE" = export ]; then
-		timeout 300 "$tool" -d rxe0 -x 1 -F "$@" > /dev/null 2>&1
-	else
-		sleep 2
-		timeout 300 "$tool" -d rxe0 -x 1 -F "$@" "$PEER" 2>/dev/null
-	fi
-}
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
@@ -63,12 +53,11 @@ for t in write read; do
 		: > /tmp/cpu.txt
 		for rep in 1 2 3; do
 			b0=$(busy)
-			line=$(perf "ib_${t}_bw" -s "$s" -n "$n" -t "$DEPTH" |
-			       awk -v s="$s" '$1 == s && NF >= 5')
+			line=$(perftest_side "$ROLE" "ib_${t}_bw" "$s" "$n" \
+				192.0.2.1)
 			b1=$(busy)
 			[ -n "$line" ] || continue
-			echo "$line" | awk '{ print $4 * 1.048576, $5 * 1e6 }' \
-				>> /tmp/bw.txt
+			echo "$line" >> /tmp/bw.txt
 			awk -v d=$((b1 - b0)) -v hz="$HZ" -v n="$n" -v s="$s" \
 			    'BEGIN { printf "%.6f\n", d / hz / (n * s / 2^30) }' \
 				>> /tmp/cpu.txt
@@ -94,8 +83,7 @@ if [ "$ROLE" = export ]; then
 fi
 : > /tmp/lat.txt
 for rep in 1 2 3; do
-	perf ib_read_lat -s 4096 -n 1000 |
-		awk '$1 == 4096 && NF >= 5 { print $5 }' >> /tmp/lat.txt
+	perftest_side "$ROLE" ib_read_lat 4096 1000 192.0.2.1 >> /tmp/lat.txt
 done
 if [ "$ROLE" = import ]; then
 	if [ -s /tmp/lat.txt ]; then

@@ -64,19 +64,14 @@ fi
 # perftest between the same guests, for the benchmark's ratios only; not
 # on the debug kernel, where KASAN makes the ratios meaningless.
 if [ "$PREFIX" != debug/ ] && command -v ib_write_bw > /dev/null; then
+	. "$(dirname "$0")/perftest.sh"
+	PERFTEST_TIMEOUT=120
 	for t in write read; do
 		for s in 4096 65536 2097152; do
 			n=$(( s == 2097152 ? 20 : 200 ))
-			if [ "$ROLE" = export ]; then
-				timeout 120 "ib_${t}_bw" -d rxe0 -x 1 -F -s "$s" \
-					-n "$n" > /dev/null 2>&1
-			else
-				sleep 2
-				timeout 120 "ib_${t}_bw" -d rxe0 -x 1 -F -s "$s" \
-					-n "$n" "$PEER" 2>/dev/null |
-					awk -v t="$t" -v s="$s" '$1 == s && NF >= 4 {
-						printf "perftest-bw %s %s %.1f\n", t, s, $4 * 1.048576 }'
-			fi
+			perftest_side "$ROLE" "ib_${t}_bw" "$s" "$n" "$PEER" |
+				awk -v t="$t" -v s="$s" \
+				    '{ print "perftest-bw", t, s, $1 }'
 		done
 	done | tee -a /tmp/pair.out
 fi
