@@ -104,22 +104,39 @@ static inline struct kvreg *kvt_open(void)
 	return kv;
 }
 
-/* A byte that depends on the seed and the offset, never constant. */
+/*
+ * Eight pattern bytes: word @n of seed @seed's stream (splitmix64's
+ * mixer), so that two seeds share no more bytes than chance gives, at any
+ * shift. The earlier one-multiply pattern XORed the seed in twice: every
+ * seed below 128 gave the same bytes, and a test could not tell one
+ * write from another.
+ */
+static inline uint64_t kvt_word(uint32_t seed, uint64_t n)
+{
+	uint64_t z = (n + 1) * 0x9E3779B97F4A7C15ULL +
+		     (uint64_t)seed * 0xD1B54A32D192ED03ULL;
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+/* The pattern byte of seed @seed at offset @off. */
 static inline uint8_t kvt_byte(uint32_t seed, uint64_t off)
 {
-	uint64_t x = (off + 1) * 0x9E3779B97F4A7C15ULL ^ seed;
-
-	x ^= x >> 29;
-	return (uint8_t)(x ^ (x >> 7) ^ seed);
+	return (uint8_t)(kvt_word(seed, off / 8) >> (off % 8 * 8));
 }
 
 static inline void kvt_fill(void *buf, uint64_t len, uint32_t seed)
 {
 	uint8_t *p = buf;
-	uint64_t i;
+	uint64_t i, w = 0;
 
-	for (i = 0; i < len; i++)
-		p[i] = kvt_byte(seed, i);
+	for (i = 0; i < len; i++) {
+		if (i % 8 == 0)
+			w = kvt_word(seed, i / 8);
+		p[i] = (uint8_t)(w >> (i % 8 * 8));
+	}
 }
 
 /* First offset in [off, off+len) where buf differs from the pattern. */
@@ -127,11 +144,15 @@ static inline int64_t kvt_mismatch(const void *buf, uint64_t off, uint64_t len,
 				   uint32_t seed, uint64_t seed_off)
 {
 	const uint8_t *p = buf;
-	uint64_t i;
+	uint64_t i, at, w = 0;
 
-	for (i = 0; i < len; i++)
-		if (p[off + i] != kvt_byte(seed, seed_off + i))
+	for (i = 0; i < len; i++) {
+		at = seed_off + i;
+		if (i == 0 || at % 8 == 0)
+			w = kvt_word(seed, at / 8);
+		if (p[off + i] != (uint8_t)(w >> (at % 8 * 8)))
 			return (int64_t)(off + i);
+	}
 	return -1;
 }
 
