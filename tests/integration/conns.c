@@ -4,10 +4,12 @@
  * ends of a connection, each with its owner, state and addresses that
  * agree with each other; the active end's counters match the operations
  * posted (synchronous and batched), with the bytes checked; a user other
- * than the owner sees none of it; the exporter killed with SIGKILL leaves
- * mid-batch leaves the active end LOST within the bound, with counters
- * that agree with the completions, and its own entries gone; nothing is
- * left after the last unimport.
+ * than the owner sees none of it; the exporter killed with SIGKILL with a
+ * batch in flight leaves the active end LOST within the bound, with
+ * counters that agree with the completions, and its own entries gone; a
+ * batch submitted after its death is refused or fails, and none of its
+ * bytes reach the dead exporter's pages; nothing is left after the last
+ * unimport.
  *   conns KVREGCTL
  */
 #include <arpa/inet.h>
@@ -121,10 +123,10 @@ int main(int argc, char **argv)
 	struct kvreg_op ops[PAGES];
 	struct kvt_exporter *x;
 	struct kvreg_remote *r;
-	struct kvreg_mr *local;
+	struct kvreg_mr *local, *late;
 	struct kvreg_error err;
-	unsigned int n, acc, got, i, failed = 0;
-	uint8_t *pool, *mine;
+	unsigned int n, acc, late_acc, got, i, comps, total, failed = 0;
+	uint8_t *pool, *mine, *late_src;
 	uint16_t port;
 	pid_t pid;
 	int ret;
@@ -139,6 +141,7 @@ int main(int argc, char **argv)
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(pool != MAP_FAILED, "mmap");
 	mine = kvt_map_anon(LEN);
+	late_src = kvt_map_anon(LEN);
 	x = kvt_exporter_start(kv, pool, LEN, devs[0].index, ADDR);
 	pid = x->pid;
 
@@ -206,22 +209,46 @@ int main(int argc, char **argv)
 	check_other_user(kv);
 
 	/*
-	 * The exporter dies mid-batch: each operation completes once, either
-	 * way, and the counters agree with the completions; its own entries
-	 * go, and the active end is LOST.
+	 * The exporter dies with a batch in flight: each operation of that
+	 * batch completes once, either way. A batch submitted after it was
+	 * reaped (its file released, its MRs gone) is refused or fails whole,
+	 * and no byte of it reaches the dead exporter's pages, which this
+	 * process still maps. The counters agree with the completions, the
+	 * exporter's entries go, and the active end is LOST.
 	 */
+	CHECK_OK(kvreg_register(kv, late_src, LEN, KVREG_ACCESS_ALL,
+				1ULL << devs[0].index, &late, &err), &err);
+	kvt_fill(late_src, LEN, 9);
 	for (i = 0; i < PAGES; i++)
 		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local, i * BIG, r,
 			      i * BIG, BIG, i);
 	CHECK_OK(kvreg_submit(kv, ops, PAGES, &acc, &err), &err);
 	CHECK(acc == PAGES, "accepted %u of %u", acc, PAGES);
 	kvt_exporter_kill(x);
-	for (got = 0; got < PAGES; got += n) {
+	for (i = 0; i < PAGES; i++)
+		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, late, i * BIG, r,
+			      i * BIG, BIG, PAGES + i);
+	ret = kvreg_submit(kv, ops, PAGES, &late_acc, &err);
+	CHECK((ret == 0 && late_acc) ||
+	      (ret == -ENOTCONN && err.reason == KVREG_REASON_CONN_LOST),
+	      "a batch after the exporter's death: %d reason %u", ret,
+	      err.reason);
+	comps = 0;
+	for (got = 0; got < PAGES + late_acc; got += n) {
 		CHECK_OK(kvreg_reap(kv, comp, PAGES, 1, 10000, &n, &err), &err);
 		CHECK(n, "no completion within 10 s of the peer's death");
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			failed += comp[i].status != 0;
+			comps += comp[i].user_data >= PAGES &&
+				 comp[i].status == 0;
+		}
 	}
+	CHECK(comps == 0, "%u of %u operations posted after the exporter "
+	      "was reaped succeeded", comps, late_acc);
+	for (i = 0; i < LEN / SZ_4K; i++)
+		CHECK(memcmp(pool + i * SZ_4K, late_src + i * SZ_4K, SZ_4K),
+		      "page %u of the dead exporter's pool holds what was "
+		      "written after its death", i);
 	for (i = 0; i < 100; i++) {
 		n = list(kv, ci, 64);
 		act = find(ci, n, getpid(), KVREG_CONN_KIND_ACTIVE);
@@ -232,17 +259,19 @@ int main(int argc, char **argv)
 	CHECK(n == 1 && act && act->state == KVREG_CONN_STATE_LOST,
 	      "10 s after the exporter died: %u entries, active state %u", n,
 	      act ? act->state : 0);
-	CHECK(act->ops == 2 * PAGES + 1 && act->ops_failed == failed &&
+	total = 2 * PAGES + 1 + late_acc;
+	CHECK(act->ops == total && act->ops_failed == failed &&
 	      act->bytes == 64 * 1024 + PAGES * SZ_4K +
-			    (PAGES - failed) * BIG && act->inflight == 0 &&
-	      (!failed || act->last_wc_status),
+			    (PAGES + late_acc - failed) * BIG &&
+	      act->inflight == 0 && (!failed || act->last_wc_status),
 	      "after the peer's death, %u of %u failed: ops %llu failed %llu "
-	      "bytes %llu inflight %u", failed, PAGES,
+	      "bytes %llu inflight %u", failed, PAGES + late_acc,
 	      (unsigned long long)act->ops,
 	      (unsigned long long)act->ops_failed,
 	      (unsigned long long)act->bytes, act->inflight);
-	printf("the exporter killed mid-batch: %u of %u failed, LOST\n",
-	       failed, PAGES);
+	printf("the exporter killed with a batch in flight: %u of %u failed; "
+	       "after its death %u accepted, none landed; LOST\n",
+	       failed - late_acc, PAGES, late_acc);
 	/* Refused before posting: not an operation of the connection's. */
 	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
 				    &err);
@@ -251,10 +280,11 @@ int main(int argc, char **argv)
 	      err.reason);
 	n = list(kv, ci, 64);
 	act = find(ci, n, getpid(), KVREG_CONN_KIND_ACTIVE);
-	CHECK(act && act->ops == 2 * PAGES + 1, "a refused transfer counted");
+	CHECK(act && act->ops == total, "a refused transfer counted");
 
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	CHECK(list(kv, ci, 64) == 0, "entries after the last unimport");
+	CHECK_OK(kvreg_deregister(kv, late, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
 	kvreg_close(kv);
 	printf("conns: both ends listed and counted; gone with their owners\n");
