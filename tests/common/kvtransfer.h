@@ -128,24 +128,9 @@ static inline void kvt_check_ranges(const uint8_t *b, uint64_t len,
 }
 
 /*
- * Pins of a 2 MiB-aligned THP buffer as its page tables map it now: one
- * per block a PMD maps, one per page of the others. A kernel may map a
- * block by a PMD again after a test split it (7.2 does by the time the
- * buffer is registered).
- */
-#define KVT_PINS_THP_NOW	(-2)
-static inline uint64_t kvt_thp_pins_now(const void *p, uint64_t len)
-{
-	uint64_t huge = kvt_thp_bytes(p, len) / SZ_2M;
-
-	return huge + (len / SZ_2M - huge) * (SZ_2M / SZ_4K);
-}
-
-/*
  * Register @a and @b, check their keys and what is pinned (@kernel_pins
- * pins in all, -1 for what kvt_expected_pins() says, or
- * KVT_PINS_THP_NOW), move bytes both ways across every edge, deregister,
- * and check nothing is left.
+ * pins in all, or -1 for what kvt_expected_pins() says), move bytes both
+ * ways across every edge, deregister, and check nothing is left.
  */
 static inline void kvt_roundtrip_pins(struct kvreg *kv, uint8_t *a,
 				      uint8_t *b, uint64_t len, uint32_t dev,
@@ -170,10 +155,7 @@ static inline void kvt_roundtrip_pins(struct kvreg *kv, uint8_t *a,
 	printf("registered 2 x %llu bytes on device %u: %u MR(s) each, "
 	       "page shift %u\n", (unsigned long long)len, dev, n,
 	       kvreg_mr_keys(ma, &i)[0].page_shift);
-	if (kernel_pins == KVT_PINS_THP_NOW)
-		kernel_pins = kvt_thp_pins_now(a, len) +
-			      kvt_thp_pins_now(b, len);
-	else if (kernel_pins < 0)
+	if (kernel_pins < 0)
 		kernel_pins = kvt_expected_pins(a, len) +
 			      kvt_expected_pins(b, len);
 	kvt_check_pins(kv, &before, pages, kernel_pins, "after REGISTER");
