@@ -8,6 +8,7 @@
  * back; the rails close with the region and leave nothing behind. The
  * pair test (tests/pair/rails_pair.c) adds failover between two guests.
  */
+#include "kvbatch.h"
 #include "kvtransfer.h"
 
 #define LEN		(8ULL << 20)
@@ -30,41 +31,6 @@ static int64_t rail_ops(struct kvreg *kv, uint32_t rail)
 		    ci[i].state == KVREG_CONN_STATE_ESTABLISHED)
 			return (int64_t)ci[i].ops;
 	return -1;
-}
-
-/* @n operations of @len at i * @len on both sides, all reaped, all OK. */
-static void batch(struct kvreg *kv, struct kvreg_mr *local,
-		  struct kvreg_remote *r, enum kvreg_transfer_op opc,
-		  uint64_t len, unsigned int n)
-{
-	struct kvreg_completion comp[64];
-	struct kvreg_op ops[256];
-	unsigned int i, done = 0, sent = 0, acc, got;
-	struct kvreg_error err;
-	char m[512];
-	int ret;
-
-	CHECK(n <= 256 && n * len <= LEN, "batch too large");
-	for (i = 0; i < n; i++)
-		kvreg_op_prep(&ops[i], opc, local, i * len, r, i * len, len, i);
-	while (done < n) {
-		if (sent < n) {
-			ret = kvreg_submit(kv, ops + sent, n - sent, &acc, &err);
-			CHECK(!ret || (ret == -EAGAIN &&
-				       err.reason == KVREG_REASON_QUEUE_FULL),
-			      "submit: %d reason %u", ret, err.reason);
-			sent += acc;
-		}
-		CHECK_OK(kvreg_reap(kv, comp, 64, 1, 20000, &got, &err), &err);
-		CHECK(got, "no completion within 20 s");
-		for (i = 0; i < got; i++) {
-			kvreg_format_error(&comp[i].error, comp[i].status, m,
-					   sizeof(m));
-			CHECK(!comp[i].status, "op %llu: %s",
-			      (unsigned long long)comp[i].user_data, m);
-		}
-		done += got;
-	}
 }
 
 int main(void)
@@ -113,18 +79,18 @@ int main(void)
 	/* 4 KiB pages where there is room, then 2 MiB ones that split. */
 	kvt_fill(mine, LEN, 0x21);
 	memset(pool, 0, LEN);
-	batch(kv, local, r, KVREG_OP_WRITE, SZ_4K, 256);
+	kvt_batch(kv, local, 0, r, 0, KVREG_OP_WRITE, SZ_4K, 256);
 	CHECK(kvt_mismatch(pool, 0, 256 * SZ_4K, 0x21, 0) < 0,
 	      "4 KiB pages over two rails: the pool differs at %lld",
 	      (long long)kvt_mismatch(pool, 0, 256 * SZ_4K, 0x21, 0));
 	kvt_fill(mine, LEN, 0x22);
-	batch(kv, local, r, KVREG_OP_WRITE, SZ_2M, 4);
+	kvt_batch(kv, local, 0, r, 0, KVREG_OP_WRITE, SZ_2M, 4);
 	CHECK(kvt_mismatch(pool, 0, LEN, 0x22, 0) < 0,
 	      "2 MiB operations over two rails: the pool differs at %lld",
 	      (long long)kvt_mismatch(pool, 0, LEN, 0x22, 0));
 	kvt_fill(pool, LEN, 0x23);
 	memset(mine, 0, LEN);
-	batch(kv, local, r, KVREG_OP_READ, SZ_2M, 4);
+	kvt_batch(kv, local, 0, r, 0, KVREG_OP_READ, SZ_2M, 4);
 	CHECK(kvt_mismatch(mine, 0, LEN, 0x23, 0) < 0,
 	      "READ over two rails differs at %lld",
 	      (long long)kvt_mismatch(mine, 0, LEN, 0x23, 0));

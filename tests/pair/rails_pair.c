@@ -23,6 +23,7 @@
  */
 #include <arpa/inet.h>
 
+#include "kvbatch.h"
 #include "kvpair.h"
 
 #define LEN	(16ULL << 20)
@@ -184,43 +185,6 @@ static void wait_rail(struct kvreg *kv, uint32_t rail, const char *after)
 	       kvt_now() - t0, after);
 }
 
-/* Submit @n ops, all of @len at @off + i * @len, and reap them: all OK. */
-static void batch(struct kvreg *kv, struct kvreg_mr *local,
-		  struct kvreg_remote *r, enum kvreg_transfer_op opc,
-		  uint64_t off, uint64_t len, unsigned int n)
-{
-	struct kvreg_completion comp[256];
-	struct kvreg_op ops[256];
-	struct kvreg_error err;
-	unsigned int i, done = 0, sent = 0, acc, got;
-	char m[512];
-
-	CHECK(n <= 256, "batch too large");
-	for (i = 0; i < n; i++)
-		kvreg_op_prep(&ops[i], opc, local, off + i * len, r,
-			      off + i * len, len, i);
-	while (done < n) {
-		if (sent < n) {
-			int ret = kvreg_submit(kv, ops + sent, n - sent, &acc,
-					       &err);
-
-			CHECK(!ret || ret == -EAGAIN, "submit: %d reason %u",
-			      ret, err.reason);
-			sent += acc;
-		}
-		CHECK_OK(kvreg_reap(kv, comp, 256, 1, 20000, &got, &err),
-			 &err);
-		CHECK(got, "no completion in 20 s");
-		for (i = 0; i < got; i++) {
-			kvreg_format_error(&comp[i].error, comp[i].status, m,
-					   sizeof(m));
-			CHECK(!comp[i].status, "op %llu: %s",
-			      (unsigned long long)comp[i].user_data, m);
-		}
-		done += got;
-	}
-}
-
 /* WRITE slice @s with its seed, READ it back into @back, compare. */
 static void round_trip(struct kvreg *kv, struct kvreg_mr *local,
 		       struct kvreg_mr *back_mr, uint8_t *back,
@@ -229,9 +193,11 @@ static void round_trip(struct kvreg *kv, struct kvreg_mr *local,
 	uint64_t off = s * SLICE;
 	int64_t bad;
 
-	batch(kv, local, r, KVREG_OP_WRITE, off, PAGE, SLICE / PAGE);
+	kvt_batch(kv, local, off, r, off, KVREG_OP_WRITE, PAGE,
+		  SLICE / PAGE);
 	memset(back + off, 0, SLICE);
-	batch(kv, back_mr, r, KVREG_OP_READ, off, PAGE, SLICE / PAGE);
+	kvt_batch(kv, back_mr, off, r, off, KVREG_OP_READ, PAGE,
+		  SLICE / PAGE);
 	bad = kvt_mismatch(back, off, SLICE, SEED + s, off);
 	CHECK(bad < 0, "slice %d read back differs at %lld", s,
 	      (long long)bad);
@@ -354,30 +320,6 @@ static struct storm storm(struct kvreg *kv, struct kvreg_mr *local,
 	return s;
 }
 
-/* Slice 2 again from @local2, which maps exactly it: 64 pages, all OK. */
-static void batch2(struct kvreg *kv, struct kvreg_mr *local2,
-		   struct kvreg_remote *r)
-{
-	struct kvreg_completion comp[64];
-	struct kvreg_op ops[64];
-	unsigned int i, acc, got, done = 0;
-	struct kvreg_error err;
-
-	for (i = 0; i < 64; i++)
-		kvreg_op_prep(&ops[i], KVREG_OP_WRITE, local2, i * SZ_4K, r,
-			      2 * SLICE + i * SZ_4K, SZ_4K, i);
-	CHECK_OK(kvreg_submit(kv, ops, 64, &acc, &err), &err);
-	CHECK(acc == 64, "accepted %u of 64", acc);
-	while (done < 64) {
-		CHECK_OK(kvreg_reap(kv, comp, 64, 1, 20000, &got, &err), &err);
-		CHECK(got, "no completion in 20 s");
-		for (i = 0; i < got; i++)
-			CHECK(!comp[i].status, "a WRITE failed: %d",
-			      comp[i].status);
-		done += got;
-	}
-}
-
 /*
  * A device mask rules out the rails whose route leaves by another device:
  * through rxe0 alone, one rail of two; through no device there is, none,
@@ -445,8 +387,9 @@ static int importer(const char *dir)
 	wait_rail(kv, 0, "import");
 
 	/* Spread: 4 KiB pages go where there is room, 2 MiB ones split. */
-	batch(kv, local, r, KVREG_OP_WRITE, 0, SZ_4K, 256);
-	batch(kv, local, r, KVREG_OP_WRITE, 1ULL << 20, SZ_2M, 1);
+	kvt_batch(kv, local, 0, r, 0, KVREG_OP_WRITE, SZ_4K, 256);
+	kvt_batch(kv, local, 1ULL << 20, r, 1ULL << 20, KVREG_OP_WRITE,
+		  SZ_2M, 1);
 	round_trip(kv, local, back_mr, back, r, 0);
 	r0 = rail_stat(kv, 0);
 	r1 = rail_stat(kv, 1);
@@ -467,7 +410,7 @@ static int importer(const char *dir)
 	get_step(dir, "link1-up", desc, sizeof(desc));
 	wait_rail(kv, 1, "its link came up");
 	a1 = rail_stat(kv, 1);
-	batch(kv, local, r, KVREG_OP_WRITE, SLICE, SZ_4K, 256);
+	kvt_batch(kv, local, SLICE, r, SLICE, KVREG_OP_WRITE, SZ_4K, 256);
 	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 is back but carries "
 	      "nothing");
 
@@ -504,7 +447,8 @@ static int importer(const char *dir)
 				      KVREG_REG_F_ALLOW_OVERLAP, &local2,
 				      &err), &err);
 	a1 = rail_stat(kv, 1);
-	batch2(kv, local2, r);
+	/* Slice 2 again from @local2, which maps exactly it. */
+	kvt_batch(kv, local2, 0, r, 2 * SLICE, KVREG_OP_WRITE, SZ_4K, 64);
 	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 on the new rxe1 carries "
 	      "nothing for a registration made after it came");
 
