@@ -127,6 +127,9 @@ $(BUILD)/tests/pair/%: tests/pair/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 $(BUILD)/tests/integration/verbs_peer: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/exports: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/caps: TEST_LIBS = -lrdmacm -libverbs
+# The library's own allocations, made to fail through wrappers.
+$(BUILD)/tests/integration/lib_alloc: TEST_LIBS = -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc
 $(BUILD)/tests/bench/%: tests/bench/%.c $(BUILD)/lib/libkvreg.a $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Itests/common $< -o $@ $(BUILD)/lib/libkvreg.a \
