@@ -5,7 +5,7 @@
  * agree with each other; the active end's counters match the operations
  * posted (synchronous and batched), with the bytes checked; a user other
  * than the owner sees none of it; the exporter killed with SIGKILL with a
- * batch in flight leaves the active end LOST within the bound, with
+ * batch unreaped leaves the active end LOST within the bound, with
  * counters that agree with the completions, and its own entries gone; a
  * batch submitted after its death is refused or fails, and none of its
  * bytes reach the dead exporter's pages; nothing is left after the last
@@ -209,12 +209,14 @@ int main(int argc, char **argv)
 	check_other_user(kv);
 
 	/*
-	 * The exporter dies with a batch in flight: each operation of that
-	 * batch completes once, either way. A batch submitted after it was
-	 * reaped (its file released, its MRs gone) is refused or fails whole,
-	 * and no byte of it reaches the dead exporter's pages, which this
-	 * process still maps. The counters agree with the completions, the
-	 * exporter's entries go, and the active end is LOST.
+	 * The exporter dies with a batch submitted and not reaped: each of
+	 * its operations completes once, either way (rxe's loopback has
+	 * usually finished them inside SUBMIT). What must fail is a batch
+	 * submitted after the exporter was reaped (its file released, its
+	 * MRs gone): SUBMIT refuses it with CONN_LOST, or every operation of
+	 * it fails, and no byte of it reaches the dead exporter's pages,
+	 * which this process still maps. The counters agree with the
+	 * completions, the exporter's entries go, and the active end is LOST.
 	 */
 	CHECK_OK(kvreg_register(kv, late_src, LEN, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &late, &err), &err);
@@ -269,7 +271,7 @@ int main(int argc, char **argv)
 	      (unsigned long long)act->ops,
 	      (unsigned long long)act->ops_failed,
 	      (unsigned long long)act->bytes, act->inflight);
-	printf("the exporter killed with a batch in flight: %u of %u failed; "
+	printf("the exporter killed with a batch unreaped: %u of %u failed; "
 	       "after its death %u accepted, none landed; LOST\n",
 	       failed - late_acc, PAGES, late_acc);
 	/* Refused before posting: not an operation of the connection's. */
