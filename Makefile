@@ -127,6 +127,7 @@ $(BUILD)/tests/pair/%: tests/pair/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 $(BUILD)/tests/integration/verbs_peer: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/exports: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/caps: TEST_LIBS = -lrdmacm -libverbs
+$(BUILD)/tests/integration/conn_rejected: TEST_LIBS = -lrdmacm -libverbs
 # The library's own allocations, made to fail through wrappers.
 $(BUILD)/tests/integration/lib_alloc: TEST_LIBS = -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc

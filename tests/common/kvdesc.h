@@ -6,8 +6,10 @@
 #ifndef KVDESC_H
 #define KVDESC_H
 
+#include <arpa/inet.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kvreg.h"
 
@@ -40,6 +42,40 @@ static inline void kvt_reseal(uint8_t *desc, size_t size)
 		hash *= 0x01000193;
 	}
 	h->checksum = hash;
+}
+
+/*
+ * A sealed descriptor of one 4 KiB chunk (rkey 1) with one path, to the
+ * IPv4 address @addr and @port: what a peer that is not kvreg's endpoint
+ * needs for an importer to connect to it. Returns its size; @desc must
+ * have room for it.
+ */
+static inline size_t kvt_desc_to(uint8_t *desc, const char *addr,
+				 uint16_t port)
+{
+	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
+	struct kvreg_desc_path *p = (struct kvreg_desc_path *)(h + 1);
+	struct kvreg_desc_chunk *c = (struct kvreg_desc_chunk *)(p + 1);
+	size_t n = sizeof(*h) + sizeof(*p) + sizeof(*c);
+
+	memset(desc, 0, n);
+	h->magic = KVREG_DESC_MAGIC;
+	h->version = KVREG_DESC_VERSION;
+	h->head_size = sizeof(*h);
+	h->total_size = (uint32_t)n;
+	h->length = 4096;
+	h->access = KVREG_ACCESS_REMOTE_READ | KVREG_ACCESS_REMOTE_WRITE;
+	h->nr_paths = 1;
+	p->family = AF_INET;
+	p->port = port;
+	if (inet_pton(AF_INET, addr, p->addr) != 1)
+		return 0;
+	p->nr_chunks = 1;
+	c->iova = 4096;
+	c->length = 4096;
+	c->rkey = 1;
+	kvt_reseal(desc, n);
+	return n;
 }
 
 #endif /* KVDESC_H */

@@ -360,33 +360,6 @@ static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
 	       GUESSES, xrkey);
 }
 
-/* A descriptor that names the hostile listener; its keys do not matter. */
-static size_t evil_desc(uint8_t *desc)
-{
-	struct kvreg_desc_head *h = (struct kvreg_desc_head *)desc;
-	struct kvreg_desc_path *p = (struct kvreg_desc_path *)(h + 1);
-	struct kvreg_desc_chunk *c = (struct kvreg_desc_chunk *)(p + 1);
-	size_t n = sizeof(*h) + sizeof(*p) + sizeof(*c);
-
-	memset(desc, 0, n);
-	h->magic = KVREG_DESC_MAGIC;
-	h->version = KVREG_DESC_VERSION;
-	h->head_size = sizeof(*h);
-	h->total_size = (uint32_t)n;
-	h->length = SZ_4K;
-	h->access = KVREG_ACCESS_REMOTE_READ | KVREG_ACCESS_REMOTE_WRITE;
-	h->nr_paths = 1;
-	p->family = AF_INET;
-	p->port = ctl->evil_port;
-	CHECK(inet_pton(AF_INET, ADDR, p->addr) == 1, "address");
-	p->nr_chunks = 1;
-	c->iova = SZ_4K;
-	c->length = SZ_4K;
-	c->rkey = 1;
-	kvt_reseal(desc, n);
-	return n;
-}
-
 static void check_importer(struct kvreg *kv, uint32_t dev)
 {
 	static uint8_t desc[256];
@@ -405,7 +378,9 @@ static void check_importer(struct kvreg *kv, uint32_t dev)
 				1ULL << dev, &mr, &err), &err);
 	ctl->victim = key_of(mr, dev);
 	evil = kvt_spawn(evil_peer, NULL, 'r');
-	n = evil_desc(desc);
+	/* It names the hostile listener; its keys do not matter. */
+	n = kvt_desc_to(desc, ADDR, ctl->evil_port);
+	CHECK(n, "a descriptor to %s", ADDR);
 	for (round = 0; round < 2; round++) {
 		CHECK_OK(kvreg_import(kv, desc, n, 0, &r, &err), &err);
 		CHECK(kvt_recv_byte(evil.ack) == 'a', "hostile peer");
