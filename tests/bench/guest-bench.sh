@@ -32,11 +32,13 @@ for size in $XFER_SIZES; do
 	[ "$iters" -lt 64 ] && iters=64
 	[ "$iters" -gt 20000 ] && iters=20000
 	for op in write read; do
+		PERFTEST_PORT=$((PERFTEST_PORT + 1))
 		set -- $(perftest_loopback "ib_${op}_bw" "$size" "$iters")
 		gbps=nan
 		[ -n "${1:-}" ] && gbps=$(awk -v m="$1" 'BEGIN { print m * 8 / 1000 }')
 		echo "PERF perftest $op $size bw $gbps"
 		n=$(( size >= 1048576 ? 21 : 101 ))
+		PERFTEST_PORT=$((PERFTEST_PORT + 1))
 		set -- $(perftest_loopback "ib_${op}_lat" "$size" "$n")
 		echo "PERF perftest $op $size lat ${1:-nan}"
 	done

@@ -80,9 +80,10 @@ perftest_side() {
 }
 
 # perftest_loopback TOOL SIZE ITERS: both ends in this guest, over the
-# device's own address; each run on a port of its own.
+# device's own address. Called in $(...), it cannot move PERFTEST_PORT on
+# for the next run: the caller does, so no server waits on a port the last
+# one may still hold.
 perftest_loopback() {
-	PERFTEST_PORT=$((PERFTEST_PORT + 1))
 	perftest_serve "$@" &
 	lb_server=$!
 	perftest_client "$@" 127.0.0.1
