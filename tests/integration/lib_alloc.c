@@ -57,6 +57,33 @@ static unsigned int open_fds(void)
 	return n;
 }
 
+/*
+ * @len bytes of base pages no two of which are physically adjacent, so
+ * that a registration of them needs 4 KiB MR pages and more than 16 MRs:
+ * each page is faulted in between two pages of a spacer, which a fresh
+ * guest would otherwise hand out in one contiguous run.
+ */
+static uint8_t *scattered(uint64_t len)
+{
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *spacer = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t off;
+
+	CHECK(p != MAP_FAILED && spacer != MAP_FAILED, "mmap: %s",
+	      strerror(errno));
+	CHECK(!madvise(p, len, MADV_NOHUGEPAGE) &&
+	      !madvise(spacer, len, MADV_NOHUGEPAGE), "madvise: %s",
+	      strerror(errno));
+	for (off = 0; off < len; off += SZ_4K) {
+		p[off] = 1;
+		spacer[off] = 1;
+	}
+	munmap(spacer, len);
+	return p;
+}
+
 #define CHECK_NO_MEMORY(ret, err, what)					\
 	CHECK((ret) == -ENOMEM &&					\
 	      (err).reason == KVREG_REASON_NO_MEMORY,			\
@@ -90,10 +117,7 @@ int main(void)
 		kvt_skip("no RDMA device");
 
 	/* kvreg_register: its handle, before the module is asked. */
-	buf = mmap(NULL, SPLIT_LEN, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(buf != MAP_FAILED, "mmap");
-	CHECK(!madvise(buf, SPLIT_LEN, MADV_NOHUGEPAGE), "madvise");
+	buf = scattered(SPLIT_LEN);
 	kvt_fill(buf, SPLIT_LEN, 0x31);
 	before = kvt_snap(kv);
 	fail_calloc = 1;
