@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	struct kvreg_remote *r;
 	struct kvreg_mr *local, *late;
 	struct kvreg_error err;
-	unsigned int n, acc, late_acc, got, i, comps, total, failed = 0;
+	unsigned int n, acc, late_acc, got, i, late_ok, total, failed = 0;
 	uint8_t *pool, *mine, *late_src;
 	uint16_t port;
 	pid_t pid;
@@ -235,18 +235,18 @@ int main(int argc, char **argv)
 	      (ret == -ENOTCONN && err.reason == KVREG_REASON_CONN_LOST),
 	      "a batch after the exporter's death: %d reason %u", ret,
 	      err.reason);
-	comps = 0;
+	late_ok = 0;
 	for (got = 0; got < PAGES + late_acc; got += n) {
 		CHECK_OK(kvreg_reap(kv, comp, PAGES, 1, 10000, &n, &err), &err);
 		CHECK(n, "no completion within 10 s of the peer's death");
 		for (i = 0; i < n; i++) {
 			failed += comp[i].status != 0;
-			comps += comp[i].user_data >= PAGES &&
-				 comp[i].status == 0;
+			late_ok += comp[i].user_data >= PAGES &&
+				   comp[i].status == 0;
 		}
 	}
-	CHECK(comps == 0, "%u of %u operations posted after the exporter "
-	      "was reaped succeeded", comps, late_acc);
+	CHECK(late_ok == 0, "%u of %u operations posted after the exporter "
+	      "was reaped succeeded", late_ok, late_acc);
 	for (i = 0; i < LEN / SZ_4K; i++)
 		CHECK(memcmp(pool + i * SZ_4K, late_src + i * SZ_4K, SZ_4K),
 		      "page %u of the dead exporter's pool holds what was "
