@@ -62,6 +62,8 @@ int kvreg_cap_refuse(struct kvreg_error *err, u32 reason, u64 limit,
 		     u64 usage, u64 request);
 int kvreg_caps_charge_endpoint(struct kvreg_mm *km, struct kvreg_error *err);
 void kvreg_caps_uncharge_endpoint(struct kvreg_mm *km);
+int kvreg_caps_check_import(struct kvreg_mm *km, u64 chunks,
+			    struct kvreg_error *err);
 int kvreg_caps_charge_import(struct kvreg_mm *km, u64 chunks,
 			     struct kvreg_error *err);
 void kvreg_caps_uncharge_import(struct kvreg_mm *km, u64 chunks);

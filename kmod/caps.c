@@ -93,22 +93,49 @@ void kvreg_caps_uncharge_endpoint(struct kvreg_mm *km)
 	spin_unlock(&kvreg_caps_lock);
 }
 
+/* Why one more region of @chunks chunks does not fit; 0 if it does. */
+static int kvreg_caps_import_refusal(const struct kvreg_mm *km, u64 chunks,
+				     struct kvreg_error *err)
+{
+	u64 max_chunks = READ_ONCE(kvreg_max_import_chunks_per_process);
+	u32 max = READ_ONCE(kvreg_max_imports_per_process);
+
+	lockdep_assert_held(&kvreg_caps_lock);
+	if (km->nr_imports >= max)
+		return kvreg_cap_refuse(err, KVREG_REASON_IMPORT_LIMIT, max,
+					km->nr_imports, 1);
+	if (chunks > max_chunks - min(max_chunks, km->nr_import_chunks))
+		return kvreg_cap_refuse(err, KVREG_REASON_IMPORT_CHUNK_LIMIT,
+					max_chunks, km->nr_import_chunks,
+					chunks);
+	return 0;
+}
+
+/*
+ * Whether a region of @chunks chunks would fit now, charging nothing: a
+ * descriptor's claim, refused before the blob is copied. Only a hint, as
+ * another thread may charge in between; kvreg_caps_charge_import() is
+ * the one that counts.
+ */
+int kvreg_caps_check_import(struct kvreg_mm *km, u64 chunks,
+			    struct kvreg_error *err)
+{
+	int ret;
+
+	spin_lock(&kvreg_caps_lock);
+	ret = kvreg_caps_import_refusal(km, chunks, err);
+	spin_unlock(&kvreg_caps_lock);
+	return ret;
+}
+
 /* One imported region of @chunks chunks, before its tables are kept. */
 int kvreg_caps_charge_import(struct kvreg_mm *km, u64 chunks,
 			     struct kvreg_error *err)
 {
-	u64 max_chunks = READ_ONCE(kvreg_max_import_chunks_per_process);
-	u32 max = READ_ONCE(kvreg_max_imports_per_process);
-	int ret = 0;
+	int ret;
 
 	spin_lock(&kvreg_caps_lock);
-	if (km->nr_imports >= max)
-		ret = kvreg_cap_refuse(err, KVREG_REASON_IMPORT_LIMIT, max,
-				       km->nr_imports, 1);
-	else if (chunks > max_chunks - min(max_chunks, km->nr_import_chunks))
-		ret = kvreg_cap_refuse(err, KVREG_REASON_IMPORT_CHUNK_LIMIT,
-				       max_chunks, km->nr_import_chunks,
-				       chunks);
+	ret = kvreg_caps_import_refusal(km, chunks, err);
 	if (!ret) {
 		km->nr_imports++;
 		km->nr_import_chunks += chunks;

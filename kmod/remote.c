@@ -335,6 +335,47 @@ static int kvreg_import_check(struct kvreg_import *arg, u64 max_chunks,
 	return 0;
 }
 
+/*
+ * A process over its import caps is refused on the descriptor's claim,
+ * read from its head and path table alone, before the blob (up to
+ * 200 MiB) is copied and parsed. A claim the parse refuses anyway (not
+ * ours, another version, no path or too many, more chunks than the blob
+ * or max_desc_chunks allows) is left to it, so its reason stays the
+ * precise one; so is a fault, which the copy reports.
+ */
+static int kvreg_import_precheck(struct kvreg_file *kf,
+				 const struct kvreg_import *arg,
+				 u64 max_chunks, struct kvreg_error *err)
+{
+	struct kvreg_desc_path paths[KVREG_DESC_MAX_PATHS];
+	const void __user *desc = u64_to_user_ptr(arg->desc);
+	struct kvreg_desc_head head;
+	u64 chunks = 0;
+	u32 nr_paths, p;
+	size_t at;
+
+	if (arg->desc_size < sizeof(head) ||
+	    copy_from_user(&head, desc, sizeof(head)))
+		return 0;
+	at = le16_to_cpu(head.head_size);
+	nr_paths = le16_to_cpu(head.nr_paths);
+	if (le32_to_cpu(head.magic) != KVREG_DESC_MAGIC ||
+	    le16_to_cpu(head.version) != KVREG_DESC_VERSION ||
+	    at < sizeof(head) || at > arg->desc_size || !nr_paths ||
+	    nr_paths > KVREG_DESC_MAX_PATHS ||
+	    arg->desc_size - at < nr_paths * sizeof(paths[0]))
+		return 0;
+	if (copy_from_user(paths, desc + at, nr_paths * sizeof(paths[0])))
+		return 0;
+	for (p = 0; p < nr_paths; p++)
+		chunks += le32_to_cpu(paths[p].nr_chunks);
+	if (!chunks || chunks > max_chunks ||
+	    chunks > (arg->desc_size - at - nr_paths * sizeof(paths[0])) /
+		     sizeof(struct kvreg_desc_chunk))
+		return 0;
+	return kvreg_caps_check_import(kf->km, chunks, err);
+}
+
 int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 		 struct kvreg_error *err)
 {
@@ -349,6 +390,9 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 	int ret;
 
 	ret = kvreg_import_check(arg, max_chunks, err);
+	if (ret)
+		return ret;
+	ret = kvreg_import_precheck(kf, arg, max_chunks, err);
 	if (ret)
 		return ret;
 	blob = vmemdup_user(u64_to_user_ptr(arg->desc), arg->desc_size);
