@@ -36,14 +36,19 @@ TRACE_EVENT(kvreg_stage,
 		      kvreg_show_stage(__entry->stage), __entry->ns)
 );
 
+/* An entry point with a count: of operations, or of completions. */
+DECLARE_EVENT_CLASS(kvreg_count,
+		    TP_PROTO(u32 count),
+		    TP_ARGS(count),
+		    TP_STRUCT__entry(__field(u32, count)),
+		    TP_fast_assign(__entry->count = count;),
+		    TP_printk("count=%u", __entry->count)
+);
+
 /* SUBMIT began, with @count operations. */
-TRACE_EVENT(kvreg_submit,
-	    TP_PROTO(u32 count),
-	    TP_ARGS(count),
-	    TP_STRUCT__entry(__field(u32, count)),
-	    TP_fast_assign(__entry->count = count;),
-	    TP_printk("count=%u",
-		      __entry->count)
+DEFINE_EVENT(kvreg_count, kvreg_submit,
+	     TP_PROTO(u32 count),
+	     TP_ARGS(count)
 );
 
 #define kvreg_show_step(s)						\
@@ -120,13 +125,9 @@ TRACE_EVENT(kvreg_reap,
 );
 
 /* REAP returns @count completions, oldest first. */
-TRACE_EVENT(kvreg_reap_done,
-	    TP_PROTO(u32 count),
-	    TP_ARGS(count),
-	    TP_STRUCT__entry(__field(u32, count)),
-	    TP_fast_assign(__entry->count = count;),
-	    TP_printk("count=%u",
-		      __entry->count)
+DEFINE_EVENT(kvreg_count, kvreg_reap_done,
+	     TP_PROTO(u32 count),
+	     TP_ARGS(count)
 );
 
 /* A synchronous TRANSFER began. */
