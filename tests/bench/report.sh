@@ -133,6 +133,16 @@ awk '$1 == "REMOTE-CPU" && $5 != "failed" { v[$4 " " $2 " " $3] = $5; s[$4] = 1 
      END { for (k in s) print k / 1024, v[k " kvreg write"], v[k " perftest write"],
 			     v[k " kvreg read"], v[k " perftest read"] }' \
 	"$REMOTE" 2>/dev/null | sort -n > "$OUT/plot-remote-cpu.dat" || true
+# panel FILE TITLE PLOT: one panel of the picture, "no data" when FILE is
+# empty (a part of the bench that did not run).
+panel() {
+	echo "set title '$2'"
+	if [ -s "$1" ]; then
+		echo "$3"
+	else
+		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
+	fi
+}
 {
 	echo 'set terminal pngcairo size 1800,2000 font ",10" noenhanced'
 	echo "set output '$OUT/bench.png'"
@@ -142,46 +152,26 @@ awk '$1 == "REMOTE-CPU" && $5 != "failed" { v[$4 " " $2 " " $3] = $5; s[$4] = 1 
 		for d in 1 4; do
 			for t in touched untouched; do
 				f=$OUT/plot-$b-$d-$t.dat
-				echo "set title '$b, $d device(s), $t'"
-				if [ -s "$f" ]; then
-					echo "plot '$f' u 1:2 w lp t 'kvreg reg', '' u 1:3 w lp t 'ibv reg', '' u 1:4 w lp t 'kvreg dereg', '' u 1:5 w lp t 'ibv dereg'"
-				else
-					echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
-				fi
+				panel "$f" "$b, $d device(s), $t" \
+					"plot '$f' u 1:2 w lp t 'kvreg reg', '' u 1:3 w lp t 'ibv reg', '' u 1:4 w lp t 'kvreg dereg', '' u 1:5 w lp t 'ibv dereg'"
 			done
 		done
 	done
 	for o in write read; do
 		f=$OUT/plot-remote-$o.dat
-		echo "set title 'remote $o: MB/s against op size (KiB)'"
-		if [ -s "$f" ]; then
-			echo "plot '$f' u 1:2 w lp t 'kvreg', '' u 1:3 w lp t 'perftest'"
-		else
-			echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
-		fi
+		panel "$f" "remote $o: MB/s against op size (KiB)" \
+			"plot '$f' u 1:2 w lp t 'kvreg', '' u 1:3 w lp t 'perftest'"
 	done
 	f=$OUT/plot-remote-rate.dat
-	echo "set title 'remote 4 KiB pages/s against batch size'"
-	if [ -s "$f" ]; then
-		p=$(sed -n 's/^# perftest //p' "$f")
-		echo "plot '$f' u 1:2 w lp t 'kvreg'${p:+, $p t 'ib_write_bw -s 4096'}"
-	else
-		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
-	fi
+	p=$(sed -n 's/^# perftest //p' "$f" 2>/dev/null)
+	panel "$f" "remote 4 KiB pages/s against batch size" \
+		"plot '$f' u 1:2 w lp t 'kvreg'${p:+, $p t 'ib_write_bw -s 4096'}"
 	f=$OUT/plot-remote-rails.dat
-	echo "set title 'remote WRITE MB/s: one rail and two'"
-	if [ -s "$f" ]; then
-		echo "plot '$f' u 1:(\$2 == 1 ? \$3 : 1/0) w lp t 'one rail', '' u 1:(\$2 == 2 ? \$3 : 1/0) w lp t 'two rails'"
-	else
-		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
-	fi
+	panel "$f" "remote WRITE MB/s: one rail and two" \
+		"plot '$f' u 1:(\$2 == 1 ? \$3 : 1/0) w lp t 'one rail', '' u 1:(\$2 == 2 ? \$3 : 1/0) w lp t 'two rails'"
 	f=$OUT/plot-remote-cpu.dat
-	echo "set title 'remote: initiator busy CPU s per GiB against op size (KiB)'"
-	if [ -s "$f" ]; then
-		echo "plot '$f' u 1:2 w lp t 'kvreg write', '' u 1:3 w lp t 'ib_write_bw', '' u 1:4 w lp t 'kvreg read', '' u 1:5 w lp t 'ib_read_bw'"
-	else
-		echo "unset logscale; set xrange [0:1]; set yrange [0:1]; plot -1 t 'no data'; set autoscale; set logscale xy"
-	fi
+	panel "$f" "remote: initiator busy CPU s per GiB against op size (KiB)" \
+		"plot '$f' u 1:2 w lp t 'kvreg write', '' u 1:3 w lp t 'ib_write_bw', '' u 1:4 w lp t 'kvreg read', '' u 1:5 w lp t 'ib_read_bw'"
 	echo 'unset multiplot'
 } | gnuplot 2> "$OUT/gnuplot.log"
 rm -f "$OUT"/plot-*.dat
