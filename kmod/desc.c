@@ -178,6 +178,23 @@ static int kvreg_desc_read_chunks(const struct kvreg_desc_chunk *c,
 }
 
 /*
+ * The chunks @nr_paths paths claim, counted before any table is made for
+ * them; U64_MAX when the @room bytes after the path table cannot hold
+ * that many. IMPORT's early cap check reads the claim the same way.
+ */
+u64 kvreg_desc_claimed_chunks(const struct kvreg_desc_path *path,
+			      u32 nr_paths, size_t room)
+{
+	u64 total = 0;
+	u32 p;
+
+	for (p = 0; p < nr_paths; p++)
+		total += le32_to_cpu(path[p].nr_chunks);
+	return total > room / sizeof(struct kvreg_desc_chunk) ? U64_MAX :
+								total;
+}
+
+/*
  * The checksum held: a layout that does not add up was built wrong or on
  * purpose, and is refused as corrupt all the same.
  */
@@ -196,14 +213,10 @@ static int kvreg_desc_check_layout(const void *blob, size_t size,
 	    size - at < (size_t)nr_paths * sizeof(*path))
 		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
 	path = blob + at;
-	/*
-	 * Counted before any table is made for them: more than the blob
-	 * holds is corrupt, more than the cap is refused as too many.
-	 */
-	for (p = 0; p < nr_paths; p++)
-		total += le32_to_cpu(path[p].nr_chunks);
-	if (total > (size - at - (size_t)nr_paths * sizeof(*path)) /
-		    sizeof(struct kvreg_desc_chunk))
+	/* More than the blob holds is corrupt, more than the cap too many. */
+	total = kvreg_desc_claimed_chunks(path, nr_paths, size - at -
+					  (size_t)nr_paths * sizeof(*path));
+	if (total == U64_MAX)
 		return kvreg_desc_fail(err, KVREG_REASON_DESC_CORRUPT, size, 0);
 	if (total > max_chunks) {
 		kvreg_set_error(err, KVREG_REASON_DESC_CHUNK_LIMIT,

@@ -270,6 +270,9 @@ void kvreg_desc_build(void *blob, size_t size,
 		      const struct kvreg_export_dev *const *eds,
 		      const struct kvreg_net_addr *addrs, u32 nr_paths,
 		      const u8 *secret);
+/* U64_MAX when @room bytes cannot hold what the paths claim. */
+u64 kvreg_desc_claimed_chunks(const struct kvreg_desc_path *path,
+			      u32 nr_paths, size_t room);
 /* At most @max_chunks chunks, every path counted. */
 int kvreg_desc_parse(const void *blob, size_t size, u64 max_chunks,
 		     struct kvreg_desc *out, struct kvreg_error *err);

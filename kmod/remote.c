@@ -350,9 +350,9 @@ static int kvreg_import_precheck(struct kvreg_file *kf,
 	struct kvreg_desc_path paths[KVREG_DESC_MAX_PATHS];
 	const void __user *desc = u64_to_user_ptr(arg->desc);
 	struct kvreg_desc_head head;
-	u64 chunks = 0;
-	u32 nr_paths, p;
+	u32 nr_paths;
 	size_t at;
+	u64 chunks;
 
 	if (arg->desc_size < sizeof(head) ||
 	    copy_from_user(&head, desc, sizeof(head)))
@@ -367,11 +367,10 @@ static int kvreg_import_precheck(struct kvreg_file *kf,
 		return 0;
 	if (copy_from_user(paths, desc + at, nr_paths * sizeof(paths[0])))
 		return 0;
-	for (p = 0; p < nr_paths; p++)
-		chunks += le32_to_cpu(paths[p].nr_chunks);
-	if (!chunks || chunks > max_chunks ||
-	    chunks > (arg->desc_size - at - nr_paths * sizeof(paths[0])) /
-		     sizeof(struct kvreg_desc_chunk))
+	chunks = kvreg_desc_claimed_chunks(paths, nr_paths, arg->desc_size -
+					   at - nr_paths * sizeof(paths[0]));
+	/* U64_MAX, more than the blob holds, is over max_chunks too. */
+	if (!chunks || chunks > max_chunks)
 		return 0;
 	return kvreg_caps_check_import(kf->km, chunks, err);
 }
