@@ -96,12 +96,15 @@ struct kvreg_dev {
 };
 
 /*
- * A kernel RC QP connected to itself, with a CQ of its own: the engine that
- * fast-registers and moves data for one file on one device (qp.c).
+ * A kernel RC QP connected to itself, on entries of a pooled CQ: the
+ * engine that fast-registers and moves data for one file on one device
+ * (qp.c). A CM QP (conn.c) is one too.
  */
 struct kvreg_qp {
 	struct kvreg_dev *dev;
 	struct ib_cq *cq;
+	/* What @qp holds of @cq, given back to the device's pool. */
+	u32 cq_entries;
 	struct ib_qp *qp;
 	/*
 	 * Serialises posting on @qp and reconnecting it; @ready is written

@@ -127,6 +127,35 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 }
 
 /*
+ * A QP's CQ is a share of the device's pool (ib_cq_pool_get()), as the
+ * NVMe-oF and iSER targets take theirs, and goes back to it: kvreg never
+ * frees one. ib_free_cq() as a QP goes is not safe under IB_POLL_SOFTIRQ:
+ * ib_poll_handler() lets go of IRQ_POLL_F_SCHED, all irq_poll_disable()
+ * waits for, before it re-arms the CQ with ib_req_notify_cq(). The
+ * drain's completion wakes the thread that frees in that window, so the
+ * re-arm can touch a freed CQ; on 6.12's rxe, under the fuzzer, it did.
+ * A pooled CQ outlives every QP on its device, and the pool frees it when
+ * the device is unregistered, after kvreg has let go of it (device.c).
+ * Shared, it may still hold a QP's completions after the QP is gone, and
+ * poll them into freed memory: no QP goes before its last completion is
+ * polled (the drain in kvreg_qp_destroy_cm(), the chain's own wait in
+ * kvreg_post_chain()).
+ */
+static int kvreg_qp_get_cq(struct kvreg_qp *q, u32 nr_cqe)
+{
+	q->cq = ib_cq_pool_get(q->dev->ibdev, nr_cqe, -1, IB_POLL_SOFTIRQ);
+	if (IS_ERR(q->cq))
+		return PTR_ERR(q->cq);
+	q->cq_entries = nr_cqe;
+	return 0;
+}
+
+static void kvreg_qp_put_cq(struct kvreg_qp *q)
+{
+	ib_cq_pool_put(q->cq, q->cq_entries);
+}
+
+/*
  * Caller holds teardown_rwsem of @kdev for read, and has checked it is
  * not dead. A port that is not up yet is connected at first use.
  */
@@ -139,11 +168,10 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	q->dev = kdev;
 	mutex_init(&q->mutex);
 	spin_lock_init(&q->post_lock);
-	/* Its own CQ: a chain's completions, flushes included, fit it. */
-	q->cq = ib_alloc_cq(kdev->ibdev, q, KVREG_CQ_DEPTH, 0,
-			    IB_POLL_SOFTIRQ);
-	if (IS_ERR(q->cq))
-		return PTR_ERR(q->cq);
+	/* Entries for a chain's completions, flushes included. */
+	ret = kvreg_qp_get_cq(q, KVREG_CQ_DEPTH);
+	if (ret)
+		return ret;
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
 	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH;
@@ -155,7 +183,7 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	q->qp = ib_create_qp(pd, &init_attr);
 	if (IS_ERR(q->qp)) {
 		ret = PTR_ERR(q->qp);
-		ib_free_cq(q->cq);
+		kvreg_qp_put_cq(q);
 		return ret;
 	}
 	mutex_lock(&q->mutex);
@@ -260,13 +288,10 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	mutex_init(&q->mutex);
 	spin_lock_init(&q->post_lock);
 	/* Each WR, signalled or not (a flush completes each); each receive. */
-	q->cq = ib_alloc_cq(kdev->ibdev, q,
-			    (own_states ? KVREG_CQ_DEPTH + KVREG_SUBMIT_DEPTH :
-			     send_wr) + recv_wr, 0, IB_POLL_SOFTIRQ);
-	if (IS_ERR(q->cq)) {
-		ret = PTR_ERR(q->cq);
+	ret = kvreg_qp_get_cq(q, (own_states ? KVREG_CQ_DEPTH +
+				      KVREG_SUBMIT_DEPTH : send_wr) + recv_wr);
+	if (ret)
 		goto err_mutex;
-	}
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
 	init_attr.cap.max_send_wr = send_wr;
@@ -304,7 +329,7 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 err_qp:
 	ib_destroy_qp(q->qp);
 err_cq:
-	ib_free_cq(q->cq);
+	kvreg_qp_put_cq(q);
 err_mutex:
 	mutex_destroy(&q->mutex);
 	return ret;
@@ -330,15 +355,18 @@ void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
 		ib_destroy_qp(q->qp);
 	else
 		rdma_destroy_qp(cm_id);
-	ib_free_cq(q->cq);
+	kvreg_qp_put_cq(q);
 	mutex_destroy(&q->mutex);
 }
 
-/* Nothing may be in flight: every chain is waited for under @mutex. */
+/*
+ * Nothing may be in flight: every chain is waited for under @mutex, to
+ * its last completion, so the shared CQ holds none of this QP's.
+ */
 void kvreg_qp_destroy(struct kvreg_qp *q)
 {
 	ib_destroy_qp(q->qp);
-	ib_free_cq(q->cq);
+	kvreg_qp_put_cq(q);
 	mutex_destroy(&q->mutex);
 }
 
