@@ -34,6 +34,8 @@ struct kvreg_error;
 /* The largest MR page kvreg asks for: a 1 GiB hugetlb page's. */
 #define KVREG_MAX_PAGE_SHIFT	30
 /* A registration's chain not completed by then is flushed. */
+/* A PSN is 24 bits on the wire. */
+#define KVREG_PSN_MASK		0xffffff
 #define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16
 /*
@@ -118,6 +120,11 @@ struct kvreg_qp {
 	 */
 	spinlock_t post_lock;
 	bool ready;
+	/*
+	 * An engine's remote rights now, under @mutex: none but while a
+	 * chain that needs them runs (qp.c).
+	 */
+	int remote_access;
 	/*
 	 * Connected to a peer through the RDMA CM: an error state is final
 	 * (the peer is gone or refused us), not something to reconnect.

@@ -4,12 +4,26 @@
  * domain of the file it serves, that fast-registers MRs and moves data
  * between them. Keys of a kernel PD work only on kernel QPs of that PD,
  * so each open file's QP reaches that file's MRs and no one else's.
+ *
+ * An engine is addressable by anyone who can send to its QP number with
+ * its expected PSN: on rxe a local user's own RC QP aimed at the host's
+ * own GID reaches it, and `rdma res show qp` gives both numbers to any
+ * user. So an engine accepts no RDMA from outside: its QP holds no
+ * remote access while idle, and a chain that must be its own responder
+ * (a loopback WRITE or READ) turns on the one right it needs for as long
+ * as it runs, under @mutex (kvreg_post_chain()). The endpoint's engine
+ * only fast-registers and never takes a remote right. PSNs are random,
+ * as the CM's are, so a spoofer on the fabric who cannot read them must
+ * guess 24 bits; an engine errored by a foreign packet is connected
+ * again, with new PSNs, and the chain it broke is posted once more.
  */
 #include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
+#include <linux/random.h>
 #include <rdma/ib_cache.h>
 
 #include "kvreg.h"
+#include "trace.h"
 
 /*
  * Prefer a RoCE v2 GID mapped from IPv4: loopback to it needs no IPv6
@@ -57,6 +71,7 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 	struct ib_qp_attr attr = {};
 	union ib_gid dgid;
 	u16 vlan_id;
+	u32 psn;
 	int ret;
 
 	lockdep_assert_held(&q->mutex);
@@ -70,8 +85,9 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 	attr.qp_state = IB_QPS_INIT;
 	attr.pkey_index = 0;
 	attr.port_num = kdev->port;
-	attr.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			       IB_ACCESS_REMOTE_WRITE;
+	/* No remote right while idle: see the top of this file. */
+	attr.qp_access_flags = 0;
+	q->remote_access = 0;
 	ret = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (ret)
@@ -85,7 +101,9 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 	attr.qp_state = IB_QPS_RTR;
 	attr.path_mtu = IB_MTU_1024;
 	attr.dest_qp_num = q->qp->qp_num;
-	attr.rq_psn = 0;
+	/* Connected to itself: what it sends is what it expects. */
+	psn = get_random_u32() & KVREG_PSN_MASK;
+	attr.rq_psn = psn;
 	attr.max_dest_rd_atomic = 16;
 	attr.min_rnr_timer = 12;
 	attr.ah_attr.type = rdma_ah_find_type(kdev->ibdev, kdev->port);
@@ -115,7 +133,7 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 	attr.timeout = 14;
 	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;
-	attr.sq_psn = 0;
+	attr.sq_psn = psn;
 	attr.max_rd_atomic = 16;
 	ret = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
 			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
@@ -404,9 +422,43 @@ static void kvreg_last_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&w->done);
 }
 
-int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
-		     struct ib_send_wr *last, unsigned long timeout,
-		     enum ib_wc_status *wc_status)
+/*
+ * The right an engine's chain needs as its own responder: a loopback
+ * WRITE lands through it, a loopback READ is served by it. Fast
+ * registration needs none.
+ */
+static int kvreg_chain_remote_access(struct ib_send_wr *first)
+{
+	struct ib_send_wr *wr;
+	int access = 0;
+
+	for (wr = first; wr; wr = wr->next) {
+		if (wr->opcode == IB_WR_RDMA_WRITE)
+			access |= IB_ACCESS_REMOTE_WRITE;
+		else if (wr->opcode == IB_WR_RDMA_READ)
+			access |= IB_ACCESS_REMOTE_READ;
+	}
+	return access;
+}
+
+/* An engine in RTS takes @access as its remote rights, and no others. */
+static int kvreg_qp_set_remote_access(struct kvreg_qp *q, int access)
+{
+	struct ib_qp_attr attr = { .qp_access_flags = access };
+	int ret;
+
+	lockdep_assert_held(&q->mutex);
+	if (q->remote_access == access)
+		return 0;
+	ret = ib_modify_qp(q->qp, &attr, IB_QP_ACCESS_FLAGS);
+	if (!ret)
+		q->remote_access = access;
+	return ret;
+}
+
+static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
+				 struct ib_send_wr *last, unsigned long timeout,
+				 enum ib_wc_status *wc_status)
 {
 	struct kvreg_chain_wait w = {
 		.mid_cqe.done = kvreg_mid_done,
@@ -430,6 +482,25 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 		ret = kvreg_qp_connect(q);
 		if (ret)
 			return -ENETDOWN;
+	}
+	if (!q->cm_peer) {
+		int access = kvreg_chain_remote_access(first);
+
+		/*
+		 * Refused: the QP is in error with no failure of kvreg's
+		 * behind it. A foreign packet did that (its NAK came back to
+		 * the engine, its own peer): connect again, with new PSNs.
+		 */
+		ret = kvreg_qp_set_remote_access(q, access);
+		if (ret) {
+			trace_kvreg_engine_retry(q->dev->index, q->qp->qp_num);
+			ret = kvreg_qp_connect(q) ?:
+			      kvreg_qp_set_remote_access(q, access);
+		}
+		if (ret) {
+			WRITE_ONCE(q->ready, false);
+			return -ENETDOWN;
+		}
 	}
 
 	init_completion(&w.done);
@@ -483,5 +554,28 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 		*wc_status = w.status;
 		return -EIO;
 	}
+	/* Done: nothing of this chain can still arrive at the responder. */
+	if (!q->cm_peer && kvreg_qp_set_remote_access(q, 0))
+		WRITE_ONCE(q->ready, false);
 	return 0;
+}
+
+int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
+		     struct ib_send_wr *last, unsigned long timeout,
+		     enum ib_wc_status *wc_status)
+{
+	int ret = kvreg_post_chain_once(q, first, last, timeout, wc_status);
+
+	/*
+	 * An engine flushed at its first request was in error before the
+	 * chain began: a foreign packet did that (see the top of this
+	 * file). The chain is whole again once reposted, so the caller does
+	 * not pay for someone else's attack. Once: a second flush is an
+	 * answer. A peer's QP is never reconnected here.
+	 */
+	if (ret == -EIO && !q->cm_peer && *wc_status == IB_WC_WR_FLUSH_ERR) {
+		trace_kvreg_engine_retry(q->dev->index, q->qp->qp_num);
+		ret = kvreg_post_chain_once(q, first, last, timeout, wc_status);
+	}
+	return ret;
 }

@@ -84,6 +84,20 @@ TRACE_EVENT(kvreg_chain_post,
 		      __entry->parts, __entry->ret)
 );
 
+/*
+ * An engine's chain was flushed at its first request and is posted once
+ * more on the engine connected again: something else errored the QP.
+ */
+TRACE_EVENT(kvreg_engine_retry,
+	    TP_PROTO(u32 dev, u32 qpn),
+	    TP_ARGS(dev, qpn),
+	    TP_STRUCT__entry(__field(u32, dev)
+			     __field(u32, qpn)),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->qpn = qpn;),
+	    TP_printk("dev=%u qpn=%u", __entry->dev, __entry->qpn)
+);
+
 /* SUBMIT returns, having accepted @accepted. */
 TRACE_EVENT(kvreg_submit_done,
 	    TP_PROTO(u32 accepted, int ret),
