@@ -182,14 +182,20 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	unsigned long timeout =
 		msecs_to_jiffies(max(READ_ONCE(kvreg_op_timeout_ms), 1U));
 
-	mutex_lock(&q->mutex);
 	while (left && !ret) {
-		if (fatal_signal_pending(current)) {
+		/*
+		 * The rail's lock is taken for one chain at a time, killably:
+		 * a TRANSFER behind another on the rail waits one chain, and
+		 * a kill ends the wait.
+		 */
+		if (fatal_signal_pending(current) ||
+		    mutex_lock_killable(&q->mutex)) {
 			ret = -EINTR;
 			break;
 		}
 		/* Removal waits for this caller: it waits one chain at most. */
 		if (READ_ONCE(kdev->dying)) {
+			mutex_unlock(&q->mutex);
 			ret = -ENODEV;
 			break;
 		}
@@ -231,8 +237,8 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			ret = kvreg_post_chain(q, &b->wr[0].wr,
 					       &b->wr[n - 1].wr, timeout,
 					       &wc_status);
+		mutex_unlock(&q->mutex);
 	}
-	mutex_unlock(&q->mutex);
 
 	if (ret) {
 		/* A device going away fails its work in any number of ways. */
