@@ -56,10 +56,16 @@ static void kvreg_free_groups(struct kvreg_reg_dev *rd)
 }
 
 #ifdef CONFIG_CGROUP_RDMA
-/* One hca_object per MR, in the caller's cgroup, as verbs charges. */
+/*
+ * One hca_object per MR, in the caller's cgroup, as verbs charges. All or
+ * nothing: a refusal halfway gives back what this call charged (each
+ * charge holds a reference on the cgroup, too), so that no caller's error
+ * path has a partial count to remember.
+ */
 int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
 		    u32 *charged, u32 want, struct kvreg_error *err)
 {
+	u32 before = *charged;
 	int ret;
 
 	while (*charged < want) {
@@ -73,6 +79,9 @@ int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
 					kdev->index);
 			err->usage = *charged;
 			err->request = want;
+			for (; *charged > before; (*charged)--)
+				rdmacg_uncharge(*cg, &kdev->ibdev->cg_device,
+						RDMACG_RESOURCE_HCA_OBJECT);
 			return ret;
 		}
 		(*charged)++;
