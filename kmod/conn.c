@@ -133,7 +133,7 @@ static void kvreg_conn_release(struct kref *ref)
 	if (conn->dev)
 		kvreg_dev_put(conn->dev);
 	mutex_destroy(&conn->abort_mutex);
-	kfree(conn);
+	kfree_sensitive(conn);
 }
 
 void kvreg_conn_put(struct kvreg_conn *conn)

@@ -245,7 +245,7 @@ static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 	kvreg_pds_release(&ep->devs);
 	kvreg_caps_uncharge_endpoint(ep->kf->km);
 	mutex_destroy(&ep->mutex);
-	kfree(ep);
+	kfree_sensitive(ep);
 }
 
 /* Caller holds kf->ep_mutex: @handle's endpoint, taken off the file. */

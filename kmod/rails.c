@@ -147,16 +147,18 @@ static void kvreg_rail_note(struct kvreg_peer *peer, u32 i, int ret,
 
 	kvreg_net_sockaddr(&rail->addr, &ss);
 	if (!ret) {
-		pr_info("kvreg: rail %u to %pISpc connected again, device %u\n",
-			i, &ss, rail->conn->dev->index);
+		/* A peer that cuts each connection must not flood the log. */
+		pr_info_ratelimited("kvreg: rail %u to %pISpc connected again, device %u\n",
+				    i, &ss, rail->conn->dev->index);
 		WRITE_ONCE(rail->mend_reason, 0);
 		WRITE_ONCE(rail->mend_errno, 0);
 		return;
 	}
 	/* Once per change of reason: a rail down for long says it once. */
 	if (READ_ONCE(rail->mend_reason) != err->reason)
-		pr_info("kvreg: rail %u to %pISpc is down; connecting again failed: reason %u, errno %d\n",
-			i, &ss, err->reason, err->driver_errno ?: ret);
+		pr_info_ratelimited("kvreg: rail %u to %pISpc is down; connecting again failed: reason %u, errno %d\n",
+				    i, &ss, err->reason,
+				    err->driver_errno ?: ret);
 	WRITE_ONCE(rail->mend_reason, err->reason);
 	WRITE_ONCE(rail->mend_errno, err->driver_errno ?: ret);
 }
@@ -228,7 +230,7 @@ static void kvreg_peer_release(struct kref *ref)
 		if (peer->rails[i].conn)
 			kvreg_conn_put(peer->rails[i].conn);
 	mutex_destroy(&peer->mutex);
-	kfree(peer);
+	kfree_sensitive(peer);
 }
 
 /* Not from a CQ or CM callback: the last put disconnects every rail. */

@@ -218,7 +218,9 @@ out_unlock:
 		kvreg_bad_arg(err, KVREG_ARG_POINTER);
 		ret = -EFAULT;
 	}
-	kvfree(blob);
+	/* It holds the endpoint's secret. */
+	if (blob)
+		kvfree_sensitive(blob, size);
 	return ret;
 }
 
@@ -375,14 +377,13 @@ static int kvreg_import_precheck(struct kvreg_file *kf,
 	return kvreg_caps_check_import(kf->km, chunks, err);
 }
 
-int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
-		 struct kvreg_error *err)
+static int kvreg_import_desc(struct kvreg_file *kf, struct kvreg_import *arg,
+			     struct kvreg_desc *desc, struct kvreg_error *err)
 {
 	u32 timeout = arg->timeout_ms ?: KVREG_CONNECT_TIMEOUT_MS;
 	u64 max_chunks = min_t(u64, READ_ONCE(kvreg_max_desc_chunks),
 			       (u64)KVREG_DESC_MAX_PATHS *
 			       KVREG_DESC_MAX_CHUNKS);
-	struct kvreg_desc desc = {};
 	struct kvreg_rregion *rr;
 	u32 handle, rails, dev;
 	void *blob;
@@ -405,35 +406,35 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 				KVREG_NO_DEVICE_INDEX);
 		return ret;
 	}
-	ret = kvreg_desc_parse(blob, arg->desc_size, max_chunks, &desc, err);
-	kvfree(blob);
+	ret = kvreg_desc_parse(blob, arg->desc_size, max_chunks, desc, err);
+	kvfree_sensitive(blob, arg->desc_size);
 	if (ret)
 		return ret;
 
 	rr = kzalloc(sizeof(*rr), GFP_KERNEL_ACCOUNT);
 	if (!rr) {
-		kvreg_rpaths_free(desc.paths, desc.nr_paths);
+		kvreg_rpaths_free(desc->paths, desc->nr_paths);
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		return -ENOMEM;
 	}
 	kref_init(&rr->ref);
 	/* Charged for every chunk it may keep, before it connects. */
-	ret = kvreg_caps_charge_import(kf->km, desc.nr_chunks, err);
+	ret = kvreg_caps_charge_import(kf->km, desc->nr_chunks, err);
 	if (ret) {
-		kvreg_rpaths_free(desc.paths, desc.nr_paths);
+		kvreg_rpaths_free(desc->paths, desc->nr_paths);
 		kfree(rr);
 		return ret;
 	}
 	rr->km = kf->km;
-	rr->charged_chunks = desc.nr_chunks;
-	rr->length = desc.length;
-	rr->access = desc.access;
+	rr->charged_chunks = desc->nr_chunks;
+	rr->length = desc->length;
+	rr->access = desc->access;
 	/* Connecting takes seconds at worst: not under the file's lock. */
-	ret = kvreg_peer_import(kf, &desc, arg->device_mask, timeout, rr,
+	ret = kvreg_peer_import(kf, desc, arg->device_mask, timeout, rr,
 				&rails, &dev, err);
 	/* What the region did not take: paths that became no rail. */
-	kvreg_rpaths_free(desc.paths, desc.nr_paths);
+	kvreg_rpaths_free(desc->paths, desc->nr_paths);
 	if (ret)
 		goto err_free;
 
@@ -457,11 +458,25 @@ int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
 	arg->remote = handle;
 	arg->device_index = dev;
 	arg->rails = rails;
-	arg->paths = desc.nr_paths;
+	arg->paths = desc->nr_paths;
 	return 0;
 
 err_free:
 	kvreg_rregion_put(rr);
+	return ret;
+}
+
+/*
+ * The descriptor's secret lets its holder in to the endpoint: no copy of
+ * it outlives the call but the rails' own (rails.c).
+ */
+int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,
+		 struct kvreg_error *err)
+{
+	struct kvreg_desc desc = {};
+	int ret = kvreg_import_desc(kf, arg, &desc, err);
+
+	memzero_explicit(desc.secret, sizeof(desc.secret));
 	return ret;
 }
 
