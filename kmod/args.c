@@ -87,8 +87,9 @@ int kvreg_check_register(struct kvreg_register *arg, u64 present,
 	    !(arg->access & KVREG_ACCESS_LOCAL_WRITE))
 		return kvreg_bad_arg(err, KVREG_ARG_ACCESS);
 	err->request = 0;
-	if (arg->keys_capacity && arg->key_size < KVREG_KEY_SIZE_VER0)
-		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
+	if (arg->keys_capacity && (arg->key_size < KVREG_KEY_SIZE_VER0 ||
+				   arg->key_size > KVREG_MAX_ARG_SIZE))
+		return kvreg_bad_size(err, KVREG_ARG_KEYS, arg->key_size);
 	if (!arg->length)
 		return 0;
 	/* A kernel address, or one past the top of user space. */

@@ -188,6 +188,20 @@ static inline int kvreg_bad_arg(struct kvreg_error *err, u32 argument)
 }
 
 /*
+ * An array's entry size out of bounds: from its first published size to
+ * KVREG_MAX_ARG_SIZE, as a struct's own size is, so that no entry of a
+ * few bytes of news makes the module clear megabytes of user memory.
+ */
+static inline int kvreg_bad_size(struct kvreg_error *err, u32 argument,
+				 u32 size)
+{
+	kvreg_bad_arg(err, argument);
+	err->limit = KVREG_MAX_ARG_SIZE;
+	err->request = size;
+	return -EINVAL;
+}
+
+/*
  * A snapshot of @total entries, the first @n of them in @src (@len bytes
  * each), into the caller's list: @count says how many there were, so a
  * caller with too little room learns how much to ask for.

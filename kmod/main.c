@@ -111,8 +111,9 @@ static int kvreg_cmd_devices(struct kvreg_file *kf, void *karg,
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->count)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
-	if (arg->capacity && arg->entry_size < KVREG_DEVICE_INFO_SIZE_VER0)
-		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
+	if (arg->capacity && (arg->entry_size < KVREG_DEVICE_INFO_SIZE_VER0 ||
+			      arg->entry_size > KVREG_MAX_ARG_SIZE))
+		return kvreg_bad_size(err, KVREG_ARG_SIZE, arg->entry_size);
 	present = kvreg_devices_present();
 	for_each_set_bit(bit, (unsigned long *)&present, KVREG_MAX_DEVICES) {
 		/* Removed since the snapshot: not listed. */
@@ -160,8 +161,9 @@ static int kvreg_cmd_procs(struct kvreg_file *kf, void *karg,
 	}
 	if (arg->flags)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
-	if (arg->capacity && arg->entry_size < KVREG_PROC_INFO_SIZE_VER0)
-		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
+	if (arg->capacity && (arg->entry_size < KVREG_PROC_INFO_SIZE_VER0 ||
+			      arg->entry_size > KVREG_MAX_ARG_SIZE))
+		return kvreg_bad_size(err, KVREG_ARG_SIZE, arg->entry_size);
 	return kvreg_acct_procs(arg, err);
 }
 
@@ -176,7 +178,7 @@ static int kvreg_cmd_conns(struct kvreg_file *kf, void *karg,
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	if (arg->capacity && (arg->entry_size < KVREG_CONN_INFO_SIZE_VER0 ||
 			      arg->entry_size > KVREG_MAX_ARG_SIZE))
-		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
+		return kvreg_bad_size(err, KVREG_ARG_SIZE, arg->entry_size);
 	return kvreg_net_conns(arg, err);
 }
 

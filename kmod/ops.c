@@ -1205,7 +1205,7 @@ int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	if (arg->capacity && (arg->entry_size < KVREG_COMPLETION_SIZE_VER0 ||
 			      arg->entry_size > KVREG_MAX_ARG_SIZE))
-		return kvreg_bad_arg(err, KVREG_ARG_SIZE);
+		return kvreg_bad_size(err, KVREG_ARG_SIZE, arg->entry_size);
 	if (arg->min_complete > arg->capacity ||
 	    arg->capacity > KVREG_SUBMIT_MAX)
 		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);

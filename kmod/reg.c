@@ -576,8 +576,9 @@ int kvreg_query(struct kvreg_file *kf, struct kvreg_query *arg,
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->reserved)
 		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
-	if (arg->keys_capacity && arg->key_size < KVREG_KEY_SIZE_VER0)
-		return kvreg_bad_arg(err, KVREG_ARG_KEYS);
+	if (arg->keys_capacity && (arg->key_size < KVREG_KEY_SIZE_VER0 ||
+				   arg->key_size > KVREG_MAX_ARG_SIZE))
+		return kvreg_bad_size(err, KVREG_ARG_KEYS, arg->key_size);
 
 	mutex_lock(&kf->lock);
 	reg = kvreg_reg_lookup(kf, arg->handle);

@@ -16,7 +16,10 @@
  *    (KVREG_*_SIZE_VER0) up to KVREG_MAX_ARG_SIZE; bytes past what it knows
  *    must be zero (E2BIG otherwise); it writes back no more than the caller
  *    passed. The error record likewise, from KVREG_ERROR_SIZE_VER0 up to
- *    KVREG_MAX_ARG_SIZE;
+ *    KVREG_MAX_ARG_SIZE, and each array's entry size (@entry_size,
+ *    @key_size), from its entry's first published size up to
+ *    KVREG_MAX_ARG_SIZE: outside that, EINVAL naming the field, with the
+ *    bound in @limit;
  *  - a struct refused for its size, or whose record cannot be written,
  *    fails with no record (EINVAL, E2BIG, EFAULT);
  *  - unknown flags and non-zero reserved fields are refused with EINVAL;
