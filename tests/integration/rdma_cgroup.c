@@ -19,6 +19,52 @@ static void get(const char *path, char *buf, size_t size)
 	fclose(f);
 }
 
+/*
+ * An EXPORT makes MRs again, in the endpoint's PD: under a limit that
+ * lets half of them through it is refused, and gives back what it had
+ * charged. Before, the half charged stayed charged for good.
+ */
+static void export_half(struct kvreg *kv, const struct kvreg_device_info *dev,
+			uint64_t dev_mask)
+{
+	uint64_t len = 8 * SZ_2M, ep;
+	uint8_t *p = kvt_map_anon_scattered(len);
+	uint8_t desc[4096];
+	struct kvreg_error err;
+	struct kvreg_mr *mr;
+	char text[128], want[64];
+	unsigned int n;
+	size_t size;
+
+	snprintf(text, sizeof(text), "%s hca_object=max", dev->name);
+	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max: %s",
+	      strerror(errno));
+	CHECK_OK(kvreg_register(kv, p, len, KVREG_ACCESS_ALL, dev_mask, &mr,
+				&err), &err);
+	kvreg_mr_keys(mr, &n);
+	CHECK(n >= 2, "%u MRs: too few to charge half of", n);
+	snprintf(text, sizeof(text), "%s hca_object=%u", dev->name, n + n / 2);
+	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max: %s",
+	      strerror(errno));
+	CHECK_OK(kvreg_listen(kv, "192.0.2.1", 0, &ep, NULL, &err), &err);
+	CHECK_FAILS(kvreg_export(kv, ep, mr, desc, sizeof(desc), &size, &err),
+		    &err, EAGAIN, KVREG_REASON_RDMA_CGROUP);
+	CHECK(err.usage == n / 2 && err.request == n,
+	      "the refusal: %llu of %llu charged", (unsigned long long)err.usage,
+	      (unsigned long long)err.request);
+	snprintf(want, sizeof(want), "hca_object=%u", n);
+	get(TEST_CG "/rdma.current", text, sizeof(text));
+	CHECK(strstr(text, want), "after the refused EXPORT of %u MRs, %s: want %s",
+	      n, text, want);
+	printf("EXPORT of %u MRs under a limit of %u more: refused, %s\n", n,
+	       n / 2, want);
+	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	get(TEST_CG "/rdma.current", text, sizeof(text));
+	CHECK(strstr(text, "hca_object=0"), "after the export case: %s", text);
+	munmap(p, len);
+}
+
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -67,6 +113,8 @@ int main(void)
 	get(TEST_CG "/rdma.current", text, sizeof(text));
 	CHECK(strstr(text, "hca_object=0"), "not uncharged: %s", text);
 	kvt_check_unchanged(kv, &before, "after the cgroup test");
+
+	export_half(kv, &devs[0], dev_mask);
 
 	CHECK(!kvt_put(CG "/cgroup.procs", pid), "leave the cgroup");
 	/*
