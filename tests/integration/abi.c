@@ -118,6 +118,57 @@ static void check_remote_heads(int fd)
 }
 
 /* A register call at @size bytes (its tail from @tail), record at @rec. */
+#define BIG_ENTRY	(1U << 20)
+
+/* What a 1 MiB entry size gets: EINVAL naming the field, and the bound. */
+static void refused_size(int ret, const struct kvreg_error *e, uint32_t arg,
+			 const char *what)
+{
+	CHECK(ret == -EINVAL && e->reason == KVREG_REASON_BAD_ARGUMENT &&
+	      e->argument == arg && e->limit == KVREG_MAX_ARG_SIZE &&
+	      e->request == BIG_ENTRY,
+	      "%s of 1 MiB: ret %d reason %u argument %u limit %llu request %llu",
+	      what, ret, e->reason, e->argument, (unsigned long long)e->limit,
+	      (unsigned long long)e->request);
+}
+
+/*
+ * Arrays' entry sizes, from their first published size up to
+ * KVREG_MAX_ARG_SIZE: past it, each call that takes an array refuses,
+ * before it writes an entry or registers anything.
+ */
+static void check_entry_sizes(int fd, void *buf)
+{
+	struct kvreg_devices d = { .size = sizeof(d) };
+	struct kvreg_register r = { .size = sizeof(r) };
+	struct kvreg_query q = { .size = sizeof(q) };
+	struct kvreg_procs pr = { .size = sizeof(pr) };
+	static struct kvreg_error e;
+	static uint8_t entries[SZ_4K];
+
+	d.error = r.error = q.error = pr.error = (uintptr_t)&e;
+	d.error_size = r.error_size = q.error_size = pr.error_size = sizeof(e);
+	d.capacity = pr.capacity = r.keys_capacity = q.keys_capacity = 1;
+	d.entries = pr.entries = r.keys = q.keys = (uintptr_t)entries;
+	d.entry_size = pr.entry_size = r.key_size = q.key_size = BIG_ENTRY;
+	refused_size(xioctl(fd, KVREG_IOC_DEVICES, &d), &e, KVREG_ARG_SIZE,
+		     "DEVICES' entry size");
+	refused_size(xioctl(fd, KVREG_IOC_PROCS, &pr), &e, KVREG_ARG_SIZE,
+		     "PROCS' entry size");
+	r.addr = (uintptr_t)buf;
+	r.length = SZ_4K;
+	r.access = KVREG_ACCESS_ALL;
+	refused_size(xioctl(fd, KVREG_IOC_REGISTER, &r), &e, KVREG_ARG_KEYS,
+		     "REGISTER's key size");
+	refused_size(xioctl(fd, KVREG_IOC_QUERY, &q), &e, KVREG_ARG_KEYS,
+		     "QUERY's key size");
+	/* The largest allowed is taken. */
+	d.entry_size = KVREG_MAX_ARG_SIZE;
+	d.capacity = 1;
+	CHECK(!xioctl(fd, KVREG_IOC_DEVICES, &d), "DEVICES' entry size of %u",
+	      KVREG_MAX_ARG_SIZE);
+}
+
 static int reg_at(int fd, const void *buf, uint32_t size, uint8_t tail,
 		  struct kvreg_error *rec, uint32_t rec_size)
 {
@@ -259,6 +310,7 @@ int main(void)
 	      e.argument == KVREG_ARG_SIZE, "entry_size: reason %u", e.reason);
 
 	check_remote_heads(fd);
+	check_entry_sizes(fd, buf);
 
 	/* ABI version: flags must be zero. */
 	abi.flags = 1;
