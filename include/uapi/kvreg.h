@@ -507,7 +507,16 @@ struct kvreg_features {
  *  - an importer's QPs accept no incoming RDMA READ, WRITE or atomic at
  *    any state (kvreg moves them through INIT, RTR and RTS itself, with
  *    no remote access flags), so the node it connected to reaches none of
- *    the importer's memory.
+ *    the importer's memory;
+ *  - kvreg's engines (a file's loopback QP, an endpoint's
+ *    fast-registration QP), which any local verbs user can address, hold
+ *    no remote right while idle: a file's takes the one its loopback
+ *    chain needs for that chain's span, an endpoint's never; their PSNs
+ *    are random.
+ * What each adversary (a local verbs user, a peer holding a descriptor,
+ * one holding only an address, a spoofer on a RoCE fabric) can and cannot
+ * do, which claims rely on the NIC, and the gaps still open are in
+ * docs/remote.md, "Threat model".
  * REGISTER's REMOTE_* flags mean "may be exported with": the keys REGISTER
  * returns live in the file's own domain, whose only network-free QP is
  * the file's loopback engine, and are of no use to a peer.
