@@ -38,6 +38,8 @@ void kvreg_file_init(struct kvreg_file *kf)
 	INIT_LIST_HEAD(&kf->endpoints);
 	INIT_LIST_HEAD(&kf->conns);
 	xa_init_flags(&kf->remotes, XA_FLAGS_ALLOC1);
+	spin_lock_init(&kf->peers_lock);
+	INIT_LIST_HEAD(&kf->peers);
 }
 
 /* Caller holds kf->lock; @reg has a non-zero length. */

@@ -75,6 +75,14 @@ struct kvreg_file {
 	struct list_head endpoints;	/* kvreg_endpoint.node */
 	struct list_head conns;		/* passive kvreg_conn.file_node */
 	struct xarray remotes;		/* kvreg_rregion, by handle */
+	/*
+	 * Every rail group of the file (kvreg_peer.file_node), those of
+	 * regions already UNIMPORTed whose work is in flight included, so
+	 * that release can end that work too. A spinlock: a peer's release
+	 * takes it, and may run with kf->lock held.
+	 */
+	spinlock_t peers_lock;
+	struct list_head peers;
 	u64 next_endpoint;
 	bool closing;			/* release has begun */
 

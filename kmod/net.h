@@ -233,6 +233,12 @@ struct kvreg_peer {
 	/* Rails that are down are connected again from here. */
 	struct delayed_work mend;
 	unsigned int mend_ms;
+	/*
+	 * On kf->peers from its making to its release, under kf->peers_lock,
+	 * imported or only held by work in flight; @aborted too.
+	 */
+	struct list_head file_node;
+	bool aborted;
 };
 
 /*
@@ -324,6 +330,7 @@ void kvreg_rail_kick(struct kvreg_peer *peer);
 u32 kvreg_rails_left(const struct kvreg_rregion *rr, u32 tried);
 bool kvreg_rail_on_device(const struct kvreg_rregion *rr, u32 dev_index);
 void kvreg_peer_abort(struct kvreg_peer *peer);
+void kvreg_peers_abort(struct kvreg_file *kf);
 
 /* net_list.c */
 void kvreg_net_addr_of(struct kvreg_net_addr *a, const struct sockaddr *sa);

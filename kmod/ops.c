@@ -1282,12 +1282,10 @@ static bool kvreg_ops_idle(struct kvreg_file *kf)
 void kvreg_ops_release(struct kvreg_file *kf)
 {
 	struct kvreg_op_ctx *op, *tmp;
-	struct kvreg_rregion *rr;
-	unsigned long id;
 
 	if (!kvreg_ops_idle(kf)) {
-		xa_for_each(&kf->remotes, id, rr)
-			kvreg_peer_abort(rr->peer);
+		/* Not only the imported: UNIMPORTed regions' work too. */
+		kvreg_peers_abort(kf);
 		wait_event(kf->cq_wait, kvreg_ops_idle(kf));
 	}
 	/* Idle: the retry list is empty, but the work may be finishing. */

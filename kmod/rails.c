@@ -212,6 +212,9 @@ static struct kvreg_peer *kvreg_peer_alloc(struct kvreg_file *kf,
 	mutex_init(&peer->mutex);
 	spin_lock_init(&peer->lock);
 	INIT_DELAYED_WORK(&peer->mend, kvreg_peer_mend);
+	spin_lock(&kf->peers_lock);
+	list_add_tail(&peer->file_node, &kf->peers);
+	spin_unlock(&kf->peers_lock);
 	return peer;
 }
 
@@ -221,6 +224,9 @@ static void kvreg_peer_release(struct kref *ref)
 	unsigned long flags;
 	u32 i;
 
+	spin_lock(&peer->kf->peers_lock);
+	list_del(&peer->file_node);
+	spin_unlock(&peer->kf->peers_lock);
 	spin_lock_irqsave(&peer->lock, flags);
 	peer->closing = true;
 	spin_unlock_irqrestore(&peer->lock, flags);
@@ -498,6 +504,34 @@ void kvreg_peer_abort(struct kvreg_peer *peer)
 	for (i = 0; i < n; i++) {
 		kvreg_conn_abort(conns[i]);
 		kvreg_conn_put(conns[i]);
+	}
+}
+
+/*
+ * The file is going: every rail group of it is aborted, those of regions
+ * UNIMPORTed whose operations are still in flight included, so that all
+ * of its work flushes now instead of waiting on peers, however slowly
+ * they answer. One at a time, each held while aborted.
+ */
+void kvreg_peers_abort(struct kvreg_file *kf)
+{
+	struct kvreg_peer *peer, *next;
+
+	for (;;) {
+		next = NULL;
+		spin_lock(&kf->peers_lock);
+		list_for_each_entry(peer, &kf->peers, file_node) {
+			if (peer->aborted || !kref_get_unless_zero(&peer->ref))
+				continue;
+			peer->aborted = true;
+			next = peer;
+			break;
+		}
+		spin_unlock(&kf->peers_lock);
+		if (!next)
+			return;
+		kvreg_peer_abort(next);
+		kvreg_peer_put(next);
 	}
 }
 
