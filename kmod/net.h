@@ -203,6 +203,12 @@ struct kvreg_rail {
 	struct kvreg_net_addr addr;
 	struct kvreg_conn *conn;	/* a reference; NULL: never up */
 	bool excluded;			/* its device is not in device_mask */
+	/*
+	 * Regions with chunks on it (the peer's @lock). One that none uses,
+	 * as a failed IMPORT leaves it, is not mended: its address is not
+	 * sent the secret again.
+	 */
+	u32 users;
 	/* Why the last reconnect failed: under @mutex, read locklessly. */
 	u32 mend_reason;
 	s32 mend_errno;
@@ -321,6 +327,8 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 		      struct kvreg_rregion *rr, u32 *rails, u32 *device_index,
 		      struct kvreg_error *err);
 void kvreg_peer_put(struct kvreg_peer *peer);
+void kvreg_peer_leave(struct kvreg_peer *peer,
+		      const struct kvreg_rregion *rr);
 struct kvreg_conn *kvreg_rail_get(struct kvreg_rregion *rr,
 				  struct kvreg_reg *local, u32 prefer_dev,
 				  u32 tried, u32 *rail);

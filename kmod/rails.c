@@ -177,7 +177,8 @@ static void kvreg_peer_mend(struct work_struct *work)
 	old = kvreg_charge_to(peer->kf->memcg);
 	mutex_lock(&peer->mutex);
 	for (i = 0; i < peer->nr_rails && !READ_ONCE(peer->closing); i++) {
-		if (!kvreg_rail_down(&peer->rails[i]))
+		if (!READ_ONCE(peer->rails[i].users) ||
+		    !kvreg_rail_down(&peer->rails[i]))
 			continue;
 		memset(&err, 0, sizeof(err));
 		ret = kvreg_rail_connect(peer, i, KVREG_MEND_TIMEOUT_MS, &err);
@@ -245,6 +246,24 @@ void kvreg_peer_put(struct kvreg_peer *peer)
 	kref_put(&peer->ref, kvreg_peer_release);
 }
 
+/*
+ * Region @rr goes: each rail it had chunks on has one user less, and a
+ * rail left with none is no longer mended. Then @rr's reference goes.
+ */
+void kvreg_peer_leave(struct kvreg_peer *peer,
+		      const struct kvreg_rregion *rr)
+{
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	for (i = 0; i < peer->nr_rails; i++)
+		if (rr->paths[i].chunks)
+			peer->rails[i].users--;
+	spin_unlock_irqrestore(&peer->lock, flags);
+	kvreg_peer_put(peer);
+}
+
 /* The file's rails to the endpoint @desc names, with @device_mask. */
 static struct kvreg_peer *kvreg_peer_find(struct kvreg_file *kf,
 					  const struct kvreg_desc *desc,
@@ -302,6 +321,7 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 	struct kvreg_error first = {}, e;
 	int i, ret = 0, first_ret = 0;
 	struct kvreg_peer *peer;
+	unsigned long flags;
 	bool down = false;
 	u32 p, up = 0;
 
@@ -367,6 +387,14 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 			first.driver_errno = e.driver_errno ?: ret;
 			first_ret = ret;
 		}
+	}
+	/* Taken: its rails are mended for it from now on. */
+	if (up) {
+		spin_lock_irqsave(&peer->lock, flags);
+		for (i = 0; i < peer->nr_rails; i++)
+			if (rr->paths[i].chunks)
+				peer->rails[i].users++;
+		spin_unlock_irqrestore(&peer->lock, flags);
 	}
 	mutex_unlock(&peer->mutex);
 	if (!up && !first.reason) {

@@ -273,7 +273,7 @@ static void kvreg_rregion_release(struct kref *ref)
 	struct kvreg_rregion *rr = container_of(ref, struct kvreg_rregion, ref);
 
 	if (rr->peer)
-		kvreg_peer_put(rr->peer);
+		kvreg_peer_leave(rr->peer, rr);
 	kvreg_rpaths_free(rr->paths, KVREG_DESC_MAX_PATHS);
 	if (rr->km)
 		kvreg_caps_uncharge_import(rr->km, rr->charged_chunks);

@@ -9,49 +9,14 @@
  * caller's back.
  */
 #include <infiniband/ib.h>
-#include <poll.h>
-#include <pthread.h>
-#include <rdma/rdma_cma.h>
 
 #include "kvdesc.h"
-#include "kvtest.h"
+#include "kvrefuser.h"
 
 #define ADDR	"192.0.2.1"
 #define TRIES	3
 /* The CM's REJ reason for a consumer's own refusal (IBTA table 112). */
 #define REJ_CONSUMER_DEFINED	28
-
-struct refuser {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *listen_id;
-	uint16_t port;
-	volatile int stop;
-	unsigned int rejected;
-};
-
-static void *refuse(void *arg)
-{
-	static const char why[] = "not kvreg";
-	struct refuser *r = arg;
-	struct rdma_cm_event *ev;
-	struct pollfd pfd = { .fd = r->ch->fd, .events = POLLIN };
-
-	while (!r->stop) {
-		if (poll(&pfd, 1, 100) != 1)
-			continue;
-		CHECK(!rdma_get_cm_event(r->ch, &ev), "rdma_get_cm_event: %s",
-		      strerror(errno));
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			CHECK(!rdma_reject(ev->id, why, sizeof(why)),
-			      "rdma_reject: %s", strerror(errno));
-			r->rejected++;
-			rdma_ack_cm_event(ev);
-			continue;
-		}
-		rdma_ack_cm_event(ev);
-	}
-	return NULL;
-}
 
 static unsigned int conns_listed(struct kvreg *kv)
 {
@@ -65,33 +30,21 @@ static unsigned int conns_listed(struct kvreg *kv)
 
 int main(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
-	struct refuser ref = { 0 };
+	struct kvt_refuser ref;
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	struct kvt_snap before;
 	unsigned int t, seen;
 	uint8_t desc[256];
 	char addr[16];
-	pthread_t th;
 	size_t n;
 	int ret;
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
-	ref.ch = rdma_create_event_channel();
-	CHECK(ref.ch, "event channel: %s", strerror(errno));
-	CHECK(!rdma_create_id(ref.ch, &ref.listen_id, NULL, RDMA_PS_TCP),
-	      "rdma_create_id: %s", strerror(errno));
-	CHECK(inet_pton(AF_INET, ADDR, &sin.sin_addr) == 1, "address");
-	CHECK(!rdma_bind_addr(ref.listen_id, (struct sockaddr *)&sin),
-	      "rdma_bind_addr: %s", strerror(errno));
-	CHECK(!rdma_listen(ref.listen_id, 4), "rdma_listen: %s",
-	      strerror(errno));
-	ref.port = ntohs(rdma_get_src_port(ref.listen_id));
-	CHECK(!pthread_create(&th, NULL, refuse, &ref), "pthread_create");
+	kvt_refuser_start(&ref, ADDR);
 	n = kvt_desc_to(desc, ADDR, ref.port);
 	CHECK(n, "a descriptor to %s", ADDR);
 
@@ -116,13 +69,10 @@ int main(void)
 	/* Nothing tries again by itself once IMPORT has said no. */
 	seen = ref.rejected;
 	usleep(1500 * 1000);
-	ref.stop = 1;
-	CHECK(!pthread_join(th, NULL), "pthread_join");
+	kvt_refuser_stop(&ref);
 	CHECK(seen == ref.rejected && seen >= TRIES,
 	      "%u IMPORTs, %u requests rejected, %u more after", TRIES, seen,
 	      ref.rejected - seen);
-	rdma_destroy_id(ref.listen_id);
-	rdma_destroy_event_channel(ref.ch);
 	kvreg_close(kv);
 	printf("%u IMPORTs from a peer that rejects: CONN_REJECTED, CM status "
 	       "%d, the peer named; %u requests, none retried, nothing "

@@ -9,9 +9,16 @@
  * through SUBMIT, and a transfer to its next chunk then moves bytes
  * within seconds, with no call to mend anything; the exporter holds one
  * connection, not one per refusal.
+ *
+ * The mend connects only rails a region uses. An IMPORT that failed (a
+ * descriptor with the endpoint's secret, its path rewritten to a peer
+ * that refuses every connection) added its path to the file's rails for
+ * that endpoint; the two mends that follow must not send that peer a
+ * single request more.
  */
 #include "kvdesc.h"
 #include "kvexport.h"
+#include "kvrefuser.h"
 
 #define LEN		(4 * SZ_2M)
 #define ADDR		"192.0.2.1"
@@ -48,9 +55,11 @@ int main(void)
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg_completion comp;
 	struct kvreg *kv = kvt_open();
-	uint8_t *pool, *mine, *bad;
+	uint8_t *pool, *mine, *bad, *elsewhere;
+	struct kvreg_remote *r, *dead = NULL;
+	struct kvt_refuser ref;
 	struct kvt_exporter *x;
-	struct kvreg_remote *r;
+	unsigned int refused;
 	struct kvreg_error err;
 	struct kvreg_mr *local;
 	struct kvreg_op op;
@@ -81,6 +90,19 @@ int main(void)
 	CHECK_OK(kvreg_register(kv, mine, SZ_4K, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &local, &err), &err);
 	CHECK_OK(kvreg_import(kv, bad, x->desc_size, 0, &r, &err), &err);
+
+	/* The same endpoint's secret, its path turned to a refusing peer. */
+	kvt_refuser_start(&ref, ADDR);
+	elsewhere = malloc(x->desc_size);
+	CHECK(elsewhere, "malloc");
+	memcpy(elsewhere, x->desc, x->desc_size);
+	kvt_desc_path(elsewhere)->port = ref.port;
+	kvt_reseal(elsewhere, x->desc_size);
+	ret = kvreg_import(kv, elsewhere, x->desc_size, 0, &dead, &err);
+	CHECK(ret == -ECONNREFUSED && err.reason == KVREG_REASON_CONN_REJECTED,
+	      "IMPORT through a refusing peer: %d reason %u", ret, err.reason);
+	refused = ref.rejected;
+	CHECK(refused >= 1, "the refusing peer saw no request");
 
 	/* Synchronous: refused, then the rail comes back by itself. */
 	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
@@ -117,9 +139,18 @@ int main(void)
 	printf("the exporter let its dead ends go within %.1f s\n",
 	       kvt_now() - t0);
 
+	/* Two mends ran: neither went back to the failed IMPORT's peer. */
+	kvt_refuser_stop(&ref);
+	CHECK(ref.rejected == refused,
+	      "the mends sent %u requests to the rail of a failed IMPORT",
+	      ref.rejected - refused);
+	printf("a failed IMPORT's rail: %u request, none from the mends\n",
+	       refused);
+
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
 	kvt_exporter_stop(x);
+	free(elsewhere);
 	free(bad);
 	kvreg_close(kv);
 	return T_PASS;
