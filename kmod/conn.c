@@ -174,6 +174,13 @@ static void kvreg_conn_close_work(struct work_struct *work)
 	}
 
 	/*
+	 * Off the file, REKEY's and UNLISTEN's cuts no longer see it, and
+	 * its QP may still be in RTR or RTS (an ADDR_CHANGE, a passive
+	 * CONNECT_ERROR): in the error state first, so that nothing a cut
+	 * revoked stays reachable through it until its last put.
+	 */
+	kvreg_conn_abort(conn);
+	/*
 	 * A closing file, or an endpoint cutting its connections (it clears
 	 * @ep), takes them down itself.
 	 */
