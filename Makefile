@@ -129,6 +129,7 @@ $(BUILD)/tests/integration/exports: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/caps: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/conn_rejected: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/engine_attack: TEST_LIBS = -libverbs
+$(BUILD)/tests/integration/peer_protocol: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/rail_mend: TEST_LIBS = -lrdmacm -libverbs
 # The library's own allocations, made to fail through wrappers.
 $(BUILD)/tests/integration/lib_alloc: TEST_LIBS = -Wl,--wrap=calloc \

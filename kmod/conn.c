@@ -248,6 +248,23 @@ static void kvreg_conn_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 	atomic_set(&conn->keepalive_busy, 0);
 }
 
+/*
+ * From the CQ: the exporter put something other than a keepalive into the
+ * importer's receive. The connection is lost to the rail, which waits a
+ * penalty before it connects again (rails.c).
+ */
+static void kvreg_conn_peer_broke(struct kvreg_qp *q)
+{
+	struct kvreg_conn *conn = container_of(q, struct kvreg_conn, q);
+	struct kvreg_peer *peer;
+
+	WRITE_ONCE(conn->lost, true);
+	/* Pairs with the release in kvreg_rail_connect(). */
+	peer = smp_load_acquire(&conn->lost_fn) ? conn->rail_peer : NULL;
+	if (peer)
+		kvreg_rail_broke(peer, conn->rail);
+}
+
 static void kvreg_conn_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct kvreg_conn *conn = ctx;
@@ -497,6 +514,9 @@ static int kvreg_conn_make_qp(struct kvreg_conn *conn,
 		ret = -ENODEV;
 		goto out;
 	}
+	/* Before its receives are posted: they may complete at once. */
+	if (!conn->passive)
+		conn->q.peer_broke = kvreg_conn_peer_broke;
 	ret = kvreg_qp_create_cm(&conn->q, kdev, fdev->pd, conn->cm_id,
 				 !conn->passive, kvreg_conn_qp_event, conn);
 	if (ret) {

@@ -138,6 +138,11 @@ struct kvreg_qp {
 	 */
 	bool own_states;
 	struct ib_cqe recv_cqe;
+	/*
+	 * An importer's: called from the CQ when a receive took anything
+	 * but an empty SEND (qp.c); no receive is posted again.
+	 */
+	void (*peer_broke)(struct kvreg_qp *q);
 };
 
 /* An accepted connection's sends: a keepalive and ib_drain_sq()'s marker. */

@@ -240,6 +240,13 @@ struct kvreg_peer {
 	struct delayed_work mend;
 	unsigned int mend_ms;
 	/*
+	 * Rails whose peer broke the protocol (a bit each), set from the
+	 * CQ; the mend takes them, under @mutex, and waits @penalty_ms,
+	 * doubled at each offence, before it connects them again.
+	 */
+	atomic_t broke;
+	unsigned int penalty_ms;
+	/*
 	 * On kf->peers from its making to its release, under kf->peers_lock,
 	 * imported or only held by work in flight; @aborted too.
 	 */
@@ -335,6 +342,7 @@ struct kvreg_conn *kvreg_rail_get(struct kvreg_rregion *rr,
 bool kvreg_rail_take_slots(struct kvreg_peer *peer, struct kvreg_conn **conns,
 			   const u32 *slots, u32 n);
 void kvreg_rail_kick(struct kvreg_peer *peer);
+void kvreg_rail_broke(struct kvreg_peer *peer, u32 rail);
 u32 kvreg_rails_left(const struct kvreg_rregion *rr, u32 tried);
 bool kvreg_rail_on_device(const struct kvreg_rregion *rr, u32 dev_index);
 void kvreg_peer_abort(struct kvreg_peer *peer);

@@ -248,17 +248,40 @@ static int kvreg_qp_post_keepalive_recv(struct kvreg_qp *q)
 	return ib_post_recv(q->qp, &wr, &bad);
 }
 
+/* The one thing a keepalive receive may take: an empty SEND. */
+static bool kvreg_qp_is_keepalive(const struct ib_wc *wc)
+{
+	return wc->opcode == IB_WC_RECV && !wc->byte_len &&
+	       !(wc->wc_flags & (IB_WC_WITH_INVALIDATE | IB_WC_WITH_IMM));
+}
+
 /*
  * From the CQ: a keepalive came, so a receive is posted in its place; a
- * flush is the drain's, and the QP is going.
+ * flush is the drain's or the error state's, and the QP is going.
+ * Anything else was the peer's doing (a SEND with Invalidate, immediate
+ * data or a payload, or the error the device answered it with): no
+ * receive is posted again, so nothing more of the kind lands, and the
+ * connection is cut.
  */
 static void kvreg_qp_keepalive_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kvreg_qp *q = container_of(wc->wr_cqe, struct kvreg_qp,
 					  recv_cqe);
 
-	if (wc->status == IB_WC_SUCCESS && READ_ONCE(q->ready))
-		kvreg_qp_post_keepalive_recv(q);
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	/*
+	 * Judged whether or not @ready is up yet: the exporter may send as
+	 * soon as it has the RTU, before the ESTABLISHED handler ran here.
+	 */
+	if (wc->status == IB_WC_SUCCESS && kvreg_qp_is_keepalive(wc)) {
+		if (READ_ONCE(q->ready))
+			kvreg_qp_post_keepalive_recv(q);
+		return;
+	}
+	WRITE_ONCE(q->ready, false);
+	if (q->peer_broke)
+		q->peer_broke(q);
 }
 
 /*

@@ -122,6 +122,14 @@ enum kvreg_reason {
 	/* No completion within limit ms (op_timeout_ms): flushed. */
 	KVREG_REASON_OP_TIMEOUT		= 55,
 	KVREG_REASON_INTERRUPTED	= 56,	/* a fatal signal: flushed */
+	/*
+	 * The peer broke kvreg's wire protocol: something other than the
+	 * empty keepalive SEND came into an importer's receive (a SEND
+	 * with Invalidate or immediate data, a payload). The connection
+	 * is cut, and connected again only after a pause that doubles
+	 * with each offence.
+	 */
+	KVREG_REASON_PEER_PROTOCOL	= 57,
 };
 
 /* A limit that does not apply. */

@@ -199,6 +199,7 @@ _REASONS = {
     50: "PeerConnectionLimit", 51: "ImportLimit",
     52: "DescriptorChunkLimit", 53: "ImportChunkLimit",
     54: "CompletionLimit", 55: "OperationTimeout", 56: "Interrupted",
+    57: "PeerProtocol",
     1000: "ModuleNotLoaded", 1001: "AbiMismatch", 1002: "NotOpen",
     1003: "DeviceAccess", 1004: "NoMemory", 1005: "BadFileDescriptor",
 }
