@@ -258,9 +258,14 @@ static void kvreg_conn_peer_broke(struct kvreg_qp *q)
 	struct kvreg_conn *conn = container_of(q, struct kvreg_conn, q);
 	struct kvreg_peer *peer;
 
+	WRITE_ONCE(conn->broke, true);
 	WRITE_ONCE(conn->lost, true);
-	/* Pairs with the release in kvreg_rail_connect(). */
-	peer = smp_load_acquire(&conn->lost_fn) ? conn->rail_peer : NULL;
+	/*
+	 * The exporter may send at its RTU, before the rail took @conn:
+	 * then kvreg_rail_connect() sees @broke. Pairs with its smp_mb().
+	 */
+	smp_mb();
+	peer = READ_ONCE(conn->lost_fn) ? conn->rail_peer : NULL;
 	if (peer)
 		kvreg_rail_broke(peer, conn->rail);
 }

@@ -147,6 +147,11 @@ struct kvreg_conn {
 	struct kvreg_peer *rail_peer;
 	u32 rail;
 	void (*lost_fn)(struct kvreg_conn *conn);
+	/*
+	 * Active: its peer broke the protocol (set from the CQ), maybe
+	 * before the rail took it: the rail reads it once it has.
+	 */
+	bool broke;
 };
 
 struct kvreg_endpoint;

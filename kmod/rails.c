@@ -139,8 +139,14 @@ static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 			     &conn->entry.failovers);
 		kvreg_conn_put(old);
 	}
-	/* Lost before its callback was set: nothing would have said so. */
-	if (READ_ONCE(conn->lost))
+	/*
+	 * Lost before its callback was set: nothing would have said so.
+	 * Pairs with the smp_mb() in kvreg_conn_peer_broke().
+	 */
+	smp_mb();
+	if (READ_ONCE(conn->broke))
+		kvreg_rail_broke(peer, i);
+	else if (READ_ONCE(conn->lost))
 		kvreg_rail_kick(peer);
 	return 0;
 }

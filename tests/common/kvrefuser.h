@@ -8,12 +8,10 @@
 #ifndef KVREFUSER_H
 #define KVREFUSER_H
 
-#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
-#include <rdma/rdma_cma.h>
 
-#include "kvtest.h"
+#include "kvhostile.h"
 
 struct kvt_refuser {
 	struct rdma_event_channel *ch;
@@ -49,19 +47,8 @@ static void *kvt_refuse(void *arg)
 /* Listening on @addr, a port of its own choosing, until stopped. */
 static inline void kvt_refuser_start(struct kvt_refuser *r, const char *addr)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-
 	memset(r, 0, sizeof(*r));
-	r->ch = rdma_create_event_channel();
-	CHECK(r->ch, "event channel: %s", strerror(errno));
-	CHECK(!rdma_create_id(r->ch, &r->listen_id, NULL, RDMA_PS_TCP),
-	      "rdma_create_id: %s", strerror(errno));
-	CHECK(inet_pton(AF_INET, addr, &sin.sin_addr) == 1, "address");
-	CHECK(!rdma_bind_addr(r->listen_id, (struct sockaddr *)&sin),
-	      "rdma_bind_addr: %s", strerror(errno));
-	CHECK(!rdma_listen(r->listen_id, 4), "rdma_listen: %s",
-	      strerror(errno));
-	r->port = ntohs(rdma_get_src_port(r->listen_id));
+	r->port = kvt_rdma_listen(addr, &r->ch, &r->listen_id);
 	CHECK(!pthread_create(&r->thread, NULL, kvt_refuse, r),
 	      "pthread_create");
 }

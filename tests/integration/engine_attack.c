@@ -155,27 +155,25 @@ static void attacker_open(struct attacker *a)
 	find_gid(a);
 }
 
-/* An RC QP of the attacker's, connected to @e as if it were its peer. */
-static struct ibv_qp *aim(struct attacker *a, const struct engine *e)
+/*
+ * @qp through INIT, RTR and RTS to QP @dest on the host's own GID, taking
+ * @access from it, expecting @rq_psn and sending from @sq_psn.
+ */
+static void connect_rc(struct attacker *a, struct ibv_qp *qp, uint32_t dest,
+		       int access, uint32_t rq_psn, uint32_t sq_psn)
 {
-	struct ibv_qp_init_attr init = {
-		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.sq_sig_all = 1,
-	};
-	struct ibv_qp *qp = ibv_create_qp(a->pd, &init);
 	struct ibv_qp_attr at = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = access,
 	};
 
-	CHECK(qp, "ibv_create_qp");
 	CHECK(!ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTR;
 	at.path_mtu = IBV_MTU_1024;
-	at.dest_qp_num = e->qpn;
+	at.dest_qp_num = dest;
+	at.rq_psn = rq_psn;
 	at.max_dest_rd_atomic = 1;
 	at.min_rnr_timer = 12;
 	at.ah_attr.is_global = 1;
@@ -192,11 +190,33 @@ static struct ibv_qp *aim(struct attacker *a, const struct engine *e)
 	/* A dropped packet fails in a few tens of ms, not seconds. */
 	at.timeout = 12;
 	at.retry_cnt = 1;
-	at.sq_psn = e->psn;
+	at.sq_psn = sq_psn;
 	at.max_rd_atomic = 1;
 	CHECK(!ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), "RTS");
+}
+
+static struct ibv_qp *new_qp(struct attacker *a)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+	struct ibv_qp *qp = ibv_create_qp(a->pd, &init);
+
+	CHECK(qp, "ibv_create_qp");
+	return qp;
+}
+
+/* An RC QP of the attacker's, connected to @e as if it were its peer. */
+static struct ibv_qp *aim(struct attacker *a, const struct engine *e)
+{
+	struct ibv_qp *qp = new_qp(a);
+
+	connect_rc(a, qp, e->qpn, 0, 0, e->psn);
 	return qp;
 }
 
@@ -284,12 +304,7 @@ static struct tally attack_round(struct attacker *a, const struct keys *k,
  */
 static void control(struct attacker *a)
 {
-	struct ibv_qp_init_attr init = {
-		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(a->pd, &init);
+	struct ibv_qp *qp = new_qp(a);
 	uint8_t *mine = kvt_map_anon(SZ_4K);
 	struct ibv_mr *mr = ibv_reg_mr(a->pd, mine, SZ_4K,
 				       IBV_ACCESS_LOCAL_WRITE |
@@ -298,46 +313,10 @@ static void control(struct attacker *a)
 	double until;
 	int status;
 
-	CHECK(qp && mr, "control qp, mr");
-	/* aim() makes a QP for a peer; this one is that peer, itself. */
-	e = (struct engine){ .qpn = qp->qp_num, .psn = 0x123456 };
-	{
-		struct ibv_qp_attr at = {
-			.qp_state = IBV_QPS_INIT, .port_num = 1,
-			.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-		};
-
-		CHECK(!ibv_modify_qp(qp, &at, IBV_QP_STATE |
-				     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				     IBV_QP_ACCESS_FLAGS), "control INIT");
-		memset(&at, 0, sizeof(at));
-		at.qp_state = IBV_QPS_RTR;
-		at.path_mtu = IBV_MTU_1024;
-		at.dest_qp_num = qp->qp_num;
-		at.rq_psn = e.psn;
-		at.max_dest_rd_atomic = 1;
-		at.min_rnr_timer = 12;
-		at.ah_attr.is_global = 1;
-		at.ah_attr.grh.dgid = a->gid;
-		at.ah_attr.grh.sgid_index = a->gid_index;
-		at.ah_attr.grh.hop_limit = 64;
-		at.ah_attr.port_num = 1;
-		CHECK(!ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_AV |
-				     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				     IBV_QP_RQ_PSN |
-				     IBV_QP_MAX_DEST_RD_ATOMIC |
-				     IBV_QP_MIN_RNR_TIMER), "control RTR");
-		memset(&at, 0, sizeof(at));
-		at.qp_state = IBV_QPS_RTS;
-		at.timeout = 12;
-		at.retry_cnt = 1;
-		at.sq_psn = e.psn;
-		at.max_rd_atomic = 1;
-		CHECK(!ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-		      "control RTS");
-	}
+	CHECK(mr, "control mr");
+	/* Connected to itself, as an engine is, expecting what it sends. */
+	connect_rc(a, qp, qp->qp_num, IBV_ACCESS_REMOTE_WRITE, 0x123456,
+		   0x123456);
 	CHECK(list_engines(&e, ANY_OWNER, qp->qp_num) == 1,
 	      "the control QP %u is not in rdma res", qp->qp_num);
 	status = hit(a, &e, true, (uintptr_t)mine, mr->rkey);

@@ -28,6 +28,7 @@
 
 #include "kvchild.h"
 #include "kvdesc.h"
+#include "kvhostile.h"
 #include "kvtransfer.h"
 
 #define LEN		(2 * SZ_2M + 3 * SZ_4K)	/* X: several MRs */
@@ -184,59 +185,29 @@ static void evil_expect(struct rdma_event_channel *ch,
  */
 static void evil_peer(void *unused)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_id *listen_id, *id;
+	struct rdma_event_channel *ch;
 	static uint8_t buf[VLEN];
 	int round;
 
 	(void)unused;
-	CHECK(ch, "event channel: %s", strerror(errno));
-	CHECK(!rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP), "id");
-	CHECK(inet_pton(AF_INET, ADDR, &sin.sin_addr) == 1, "address");
-	CHECK(!rdma_bind_addr(listen_id, (struct sockaddr *)&sin),
-	      "bind: %s", strerror(errno));
-	CHECK(!rdma_listen(listen_id, 4), "listen: %s", strerror(errno));
-	ctl->evil_port = ntohs(rdma_get_src_port(listen_id));
+	ctl->evil_port = kvt_rdma_listen(ADDR, &ch, &listen_id);
 	kvt_send_byte(kvt_me.ack, 'r');
 	for (round = 0; round < 2; round++) {
-		struct kvreg_cm_req acc = {
-			.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
-		};
-		struct rdma_conn_param param = {
-			.private_data = &acc, .private_data_len = sizeof(acc),
-			.responder_resources = 1, .initiator_depth = 1,
-			.retry_count = 3, .rnr_retry_count = 3,
-		};
-		struct ibv_qp_init_attr qa = {
-			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
 		struct ibv_send_wr wr = { 0 }, *bad;
+		struct kvt_hostile h;
 		struct ibv_sge sge;
 		struct ibv_wc wc;
-		struct ibv_pd *pd;
-		struct ibv_cq *cq;
-		struct ibv_mr *mr;
 		double until;
 		int got = 0;
 
 		evil_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &id);
-		pd = ibv_alloc_pd(id->verbs);
-		cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
-		CHECK(pd && cq, "pd, cq");
-		qa.send_cq = qa.recv_cq = cq;
-		CHECK(!rdma_create_qp(id, pd, &qa), "create_qp: %s",
-		      strerror(errno));
 		memset(buf, 0, sizeof(buf));
-		mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-		CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
-		CHECK(!rdma_accept(id, &param), "accept: %s", strerror(errno));
+		kvt_hostile_accept(id, &h, buf, sizeof(buf));
 		evil_expect(ch, RDMA_CM_EVENT_ESTABLISHED, NULL);
 
 		sge = (struct ibv_sge) { .addr = (uintptr_t)buf,
-					 .length = VLEN, .lkey = mr->lkey };
+					 .length = VLEN, .lkey = h.mr->lkey };
 		kvt_fill(buf, VLEN, 0xE7);
 		if (round)
 			memset(buf, 0, VLEN);
@@ -249,7 +220,7 @@ static void evil_peer(void *unused)
 		CHECK(!ibv_post_send(id->qp, &wr, &bad), "post");
 		until = kvt_now() + 20;
 		while (!got && kvt_now() < until)
-			got = ibv_poll_cq(cq, 1, &wc);
+			got = ibv_poll_cq(h.cq, 1, &wc);
 		CHECK(got == 1, "no completion for the hostile %s",
 		      round ? "READ" : "WRITE");
 		ctl->evil_status[round] = wc.status;
@@ -265,11 +236,7 @@ static void evil_peer(void *unused)
 		 */
 		kvt_send_byte(kvt_me.ack, 'a');
 		evil_expect(ch, RDMA_CM_EVENT_DISCONNECTED, NULL);
-		rdma_destroy_qp(id);
-		ibv_dereg_mr(mr);
-		ibv_destroy_cq(cq);
-		ibv_dealloc_pd(pd);
-		rdma_destroy_id(id);
+		kvt_hostile_free(id, &h);
 	}
 	/* The importer's DISCONNECTED and the like: not waited for. */
 	kvt_recv_byte(kvt_me.cmd);

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #include "kvdesc.h"
+#include "kvhostile.h"
 #include "kvtransfer.h"
 
 #define ADDR		"192.0.2.1"
@@ -39,41 +40,17 @@ static const char *const what[ROUNDS] = {
 
 /* One accepted connection of the hostile exporter. */
 struct evil_conn {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
+	struct kvt_hostile h;
 	uint8_t buf[64];
 };
 
 static void evil_accept(struct rdma_cm_id *id)
 {
-	struct kvreg_cm_req acc = {
-		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
-	};
-	struct rdma_conn_param param = {
-		.private_data = &acc, .private_data_len = sizeof(acc),
-		.responder_resources = 1, .initiator_depth = 1,
-		.retry_count = 3, .rnr_retry_count = 3,
-	};
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
 	struct evil_conn *c = calloc(1, sizeof(*c));
 
 	CHECK(c, "calloc");
-	c->pd = ibv_alloc_pd(id->verbs);
-	c->cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
-	CHECK(c->pd && c->cq, "pd, cq");
-	qa.send_cq = qa.recv_cq = c->cq;
-	CHECK(!rdma_create_qp(id, c->pd, &qa), "create_qp: %s",
-	      strerror(errno));
-	c->mr = ibv_reg_mr(c->pd, c->buf, sizeof(c->buf),
-			   IBV_ACCESS_LOCAL_WRITE);
-	CHECK(c->mr, "ibv_reg_mr: %s", strerror(errno));
 	id->context = c;
-	CHECK(!rdma_accept(id, &param), "accept: %s", strerror(errno));
+	kvt_hostile_accept(id, &c->h, c->buf, sizeof(c->buf));
 }
 
 /* Round @r's offence, on an established connection. */
@@ -82,7 +59,7 @@ static void evil_send(struct rdma_cm_id *id, int r)
 	struct evil_conn *c = id->context;
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)c->buf, .length = sizeof(c->buf),
-		.lkey = c->mr->lkey,
+		.lkey = c->h.mr->lkey,
 	};
 	struct ibv_send_wr wr = { .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc;
@@ -103,7 +80,7 @@ static void evil_send(struct rdma_cm_id *id, int r)
 	CHECK(!ibv_post_send(id->qp, &wr, &bad), "post %s: %s", what[r],
 	      strerror(errno));
 	while (!got && kvt_now() < until)
-		got = ibv_poll_cq(c->cq, 1, &wc);
+		got = ibv_poll_cq(c->h.cq, 1, &wc);
 	printf("hostile exporter: %s, completion %s\n", what[r],
 	       got == 1 ? ibv_wc_status_str(wc.status) : "none");
 	fflush(stdout);
@@ -113,35 +90,25 @@ static void evil_free(struct rdma_cm_id *id)
 {
 	struct evil_conn *c = id->context;
 
-	rdma_destroy_qp(id);
-	ibv_dereg_mr(c->mr);
-	ibv_destroy_cq(c->cq);
-	ibv_dealloc_pd(c->pd);
+	kvt_hostile_free(id, &c->h);
 	free(c);
-	rdma_destroy_id(id);
 }
 
 /*
- * The exporter: each round, accept, send the offence, and time the next
- * connection request from the importer's mend. Reports the gaps.
+ * The exporter: each round, accept, say so on @ready_fd and wait for the
+ * word on @go_fd (so the importer sees each cut before the next), send
+ * the offence, and time the next connection request from the importer's
+ * mend. Reports the gaps.
  */
-static void evil_exporter(int port_fd, int gaps_fd)
+static void evil_exporter(int port_fd, int ready_fd, int go_fd, int gaps_fd)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen_id;
 	struct rdma_cm_event *ev;
 	double sent = 0, gap[ROUNDS];
-	uint16_t port;
+	uint16_t port = kvt_rdma_listen(ADDR, &ch, &listen_id);
 	int r = 0;
 
-	CHECK(ch, "event channel: %s", strerror(errno));
-	CHECK(!rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP), "id");
-	CHECK(inet_pton(AF_INET, ADDR, &sin.sin_addr) == 1, "address");
-	CHECK(!rdma_bind_addr(listen_id, (struct sockaddr *)&sin),
-	      "bind: %s", strerror(errno));
-	CHECK(!rdma_listen(listen_id, 4), "listen: %s", strerror(errno));
-	port = ntohs(rdma_get_src_port(listen_id));
 	CHECK(write(port_fd, &port, sizeof(port)) == sizeof(port), "port");
 	while (r <= ROUNDS) {
 		struct rdma_cm_id *id;
@@ -159,6 +126,10 @@ static void evil_exporter(int port_fd, int gaps_fd)
 				break;
 			evil_accept(id);
 		} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
+			char byte;
+
+			CHECK(write(ready_fd, "e", 1) == 1, "ready");
+			CHECK(read(go_fd, &byte, 1) == 1, "go");
 			evil_send(id, r);
 			sent = kvt_now();
 			r++;
@@ -190,7 +161,8 @@ static bool rail_cut(struct kvreg *kv)
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
-	int port_pipe[2], gaps_pipe[2], status, r;
+	int port_pipe[2], gaps_pipe[2], ready_pipe[2], go_pipe[2], status, r;
+	char byte;
 	struct kvreg *kv = kvt_open();
 	struct kvreg_mr *a, *b, *c;
 	struct kvreg_remote *rem;
@@ -211,13 +183,15 @@ int main(void)
 	CHECK_OK(kvreg_register(kv, pc, SZ_4K, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &c, &err), &err);
 	throwaway_rkey = kvreg_mr_key_at(c, devs[0].index, 0)->rkey;
-	CHECK(!pipe(port_pipe) && !pipe(gaps_pipe), "pipe");
+	CHECK(!pipe(port_pipe) && !pipe(gaps_pipe) && !pipe(ready_pipe) &&
+	      !pipe(go_pipe), "pipe");
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		kvreg_close(kv);
-		evil_exporter(port_pipe[1], gaps_pipe[1]);
+		evil_exporter(port_pipe[1], ready_pipe[1], go_pipe[0],
+			      gaps_pipe[1]);
 	}
 	CHECK(read(port_pipe[0], &port, sizeof(port)) == sizeof(port),
 	      "the hostile exporter did not start");
@@ -232,16 +206,16 @@ int main(void)
 	CHECK_OK(kvreg_import(kv, desc, n, 0, &rem, &err), &err);
 
 	for (r = 0; r < ROUNDS; r++) {
+		/* Connected (the mend's doing after the first), then the go. */
+		CHECK(read(ready_pipe[0], &byte, 1) == 1,
+		      "no connection of the importer's for round %d", r);
+		CHECK(write(go_pipe[1], "g", 1) == 1, "go");
 		t0 = kvt_now();
 		while (!rail_cut(kv) && kvt_now() - t0 < 20)
 			usleep(20 * 1000);
 		CHECK(rail_cut(kv), "after %s the rail was not cut with PEER_PROTOCOL",
 		      what[r]);
 		printf("importer: cut with PEER_PROTOCOL after %s\n", what[r]);
-		/* Up again after the pause, for the next round. */
-		t0 = kvt_now();
-		while (rail_cut(kv) && kvt_now() - t0 < 40)
-			usleep(100 * 1000);
 	}
 	CHECK(read(gaps_pipe[0], gap, sizeof(gap)) == sizeof(gap),
 	      "the hostile exporter failed");
