@@ -511,8 +511,9 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 
 		/*
 		 * Refused: the QP is in error with no failure of kvreg's
-		 * behind it. A foreign packet did that (its NAK came back to
-		 * the engine, its own peer): connect again, with new PSNs.
+		 * behind it, as a foreign packet leaves it (its NAK comes
+		 * back to the engine, its own peer): connect again, with
+		 * new PSNs.
 		 */
 		ret = kvreg_qp_set_remote_access(q, access);
 		if (ret) {
@@ -577,7 +578,11 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 		*wc_status = w.status;
 		return -EIO;
 	}
-	/* Done: nothing of this chain can still arrive at the responder. */
+	/*
+	 * Its last completion is in. A late duplicate of one of its
+	 * requests that comes now is refused, and if that errors the
+	 * engine, the next chain connects it again.
+	 */
 	if (!q->cm_peer && kvreg_qp_set_remote_access(q, 0))
 		WRITE_ONCE(q->ready, false);
 	return 0;
@@ -590,11 +595,14 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 	int ret = kvreg_post_chain_once(q, first, last, timeout, wc_status);
 
 	/*
-	 * An engine flushed at its first request was in error before the
-	 * chain began: a foreign packet did that (see the top of this
-	 * file). The chain is whole again once reposted, so the caller does
-	 * not pay for someone else's attack. Once: a second flush is an
-	 * answer. A peer's QP is never reconnected here.
+	 * A chain whose first failure is a flush met an engine in error
+	 * that kvreg did not see go there: a foreign packet (see the top of
+	 * this file), or a late duplicate of its own refused after an
+	 * earlier chain. Flushed from its first request, the chain is whole
+	 * again once reposted, and the caller does not pay for it; cut
+	 * midway, a REG_MR already done is refused the second time (its MR
+	 * is not free) and the call fails as it would have. Once: a second
+	 * flush is an answer. A peer's QP is never reconnected here.
 	 */
 	if (ret == -EIO && !q->cm_peer && *wc_status == IB_WC_WR_FLUSH_ERR) {
 		trace_kvreg_engine_retry(q->dev->index, q->qp->qp_num);
