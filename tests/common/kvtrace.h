@@ -51,6 +51,14 @@ static inline void kvtr_start(const char *events)
 	int n, fd;
 
 	kvtr_put("tracing_on", "0\n");
+	/*
+	 * With task names recorded (the default), the first event enabled
+	 * hooks sched_switch and sched_wakeup, patching the scheduler's own
+	 * text while every CPU runs it; under TCG a vCPU may then run a
+	 * stale translation of the patch site and die on its int3 (seen in
+	 * ttwu_do_activate on 7.2). kvreg's events need no task names.
+	 */
+	kvtr_put("options/record-cmd", "0\n");
 	kvtr_put("events/enable", "0\n");
 	kvtr_put("buffer_size_kb", "16384\n");
 	/* Opened with O_TRUNC, the trace file empties the buffer. */
