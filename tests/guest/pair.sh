@@ -13,29 +13,63 @@ BUILD=$2
 PREFIX=$7
 SIDE=${KVREG_PAIR_SIDE:-$HERE/pair-side.sh}
 XCHG=$OUT/xchg
-rm -rf "$XCHG" "$OUT/a" "$OUT/b"
-mkdir -p "$XCHG" "$OUT/a" "$OUT/b"
-# A port per run, so that a stale QEMU cannot be the one answering.
-PORT=$((20000 + RANDOM % 20000))
-PORT2=$((PORT + 1))
 
-KVREG_KERNEL=$3 KVREG_NET=listen:$PORT KVREG_MAC=52:54:00:4b:56:01 \
-KVREG_NET2=listen:$PORT2 KVREG_MAC2=52:54:00:4b:57:01 \
-KVREG_XCHG=$XCHG KVREG_GUEST_TIMEOUT=${KVREG_GUEST_TIMEOUT:-1200} \
-	"$HERE/boot.sh" "$OUT/a" sh "$SIDE" export "$BUILD" "$4" \
-	/kvreg-out/results "$PREFIX" > "$OUT/a/console.log" 2>&1 &
-a=$!
-# QEMU's connect side gives up if no one listens yet.
-for _ in $(seq 50); do
-	ss -ltn 2>/dev/null | grep -q "127.0.0.1:$PORT " &&
-		ss -ltn 2>/dev/null | grep -q "127.0.0.1:$PORT2 " && break
-	sleep 0.2
-done
-KVREG_KERNEL=$5 KVREG_NET=connect:$PORT KVREG_MAC=52:54:00:4b:56:02 \
-KVREG_NET2=connect:$PORT2 KVREG_MAC2=52:54:00:4b:57:02 \
-KVREG_XCHG=$XCHG KVREG_GUEST_TIMEOUT=${KVREG_GUEST_TIMEOUT:-1200} \
-	"$HERE/boot.sh" "$OUT/b" sh "$SIDE" import "$BUILD" "$6" \
-	/kvreg-out/results "$PREFIX" > "$OUT/b/console.log" 2>&1 &
-b=$!
-wait $a || true
-wait $b || true
+# Each side in a session of its own, so that it can be stopped whole.
+boot_pair() {
+	rm -rf "$XCHG" "$OUT/a" "$OUT/b"
+	mkdir -p "$XCHG" "$OUT/a" "$OUT/b"
+	# A port per run, so that a stale QEMU cannot be the one answering.
+	PORT=$((20000 + RANDOM % 20000))
+	PORT2=$((PORT + 1))
+
+	KVREG_KERNEL=$KIND_A KVREG_NET=listen:$PORT KVREG_MAC=52:54:00:4b:56:01 \
+	KVREG_NET2=listen:$PORT2 KVREG_MAC2=52:54:00:4b:57:01 \
+	KVREG_XCHG=$XCHG KVREG_GUEST_TIMEOUT=${KVREG_GUEST_TIMEOUT:-1200} \
+		setsid "$HERE/boot.sh" "$OUT/a" sh "$SIDE" export "$BUILD" \
+		"$KO_A" /kvreg-out/results "$PREFIX" > "$OUT/a/console.log" 2>&1 &
+	a=$!
+	# QEMU's connect side gives up if no one listens yet.
+	for _ in $(seq 50); do
+		ss -ltn 2>/dev/null | grep -q "127.0.0.1:$PORT " &&
+			ss -ltn 2>/dev/null | grep -q "127.0.0.1:$PORT2 " && break
+		sleep 0.2
+	done
+	KVREG_KERNEL=$KIND_B KVREG_NET=connect:$PORT KVREG_MAC=52:54:00:4b:56:02 \
+	KVREG_NET2=connect:$PORT2 KVREG_MAC2=52:54:00:4b:57:02 \
+	KVREG_XCHG=$XCHG KVREG_GUEST_TIMEOUT=${KVREG_GUEST_TIMEOUT:-1200} \
+		setsid "$HERE/boot.sh" "$OUT/b" sh "$SIDE" import "$BUILD" \
+		"$KO_B" /kvreg-out/results "$PREFIX" > "$OUT/b/console.log" 2>&1 &
+	b=$!
+}
+
+# Its boot ended with no result and before its userspace began.
+died_early() {
+	! kill -0 "$1" 2>/dev/null && [ ! -s "$OUT/$2/rc" ] &&
+		[ ! -e "$OUT/$2/started" ]
+}
+
+# Until both sides end. A kernel that dies before its userspace runs
+# anything (an int3 oops under TCG, seen at 2 s into boot) would leave the
+# other side waiting for it until its timeout: the other is stopped, and
+# the pair is booted once more (1 when it was).
+watch_pair() {
+	while kill -0 "$a" 2>/dev/null || kill -0 "$b" 2>/dev/null; do
+		if died_early "$a" a || died_early "$b" b; then
+			kill -TERM -- "-$a" "-$b" 2>/dev/null || true
+			wait "$a" "$b" 2>/dev/null || true
+			return 1
+		fi
+		sleep 1
+	done
+	return 0
+}
+
+KIND_A=$3 KO_A=$4 KIND_B=$5 KO_B=$6
+boot_pair
+if ! watch_pair; then
+	echo "pair.sh: a kernel died before userspace; booting the pair once more" >&2
+	boot_pair
+	watch_pair || true
+fi
+wait "$a" || true
+wait "$b" || true
