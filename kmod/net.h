@@ -214,7 +214,10 @@ struct kvreg_rail {
 	 * sent the secret again.
 	 */
 	u32 users;
-	/* Why the last reconnect failed: under @mutex, read locklessly. */
+	/*
+	 * Why the last reconnect failed, or PEER_PROTOCOL while a penalty
+	 * runs: under @mutex, read locklessly.
+	 */
 	u32 mend_reason;
 	s32 mend_errno;
 };

@@ -881,7 +881,9 @@ struct kvreg_conn_info {
 	 * descriptor path it serves. @failovers counts operations that were
 	 * in flight on it when it failed and were posted again elsewhere.
 	 * While it is LOST, the module connects it again: @mend_reason and
-	 * @mend_errno say why the last try failed (0: none failed yet).
+	 * @mend_errno say why the last try failed (0: none failed yet), or,
+	 * while it waits out its pause, KVREG_REASON_PEER_PROTOCOL and
+	 * -EPROTO when the peer broke the protocol.
 	 */
 	__u64 rail_group;
 	__u32 rail;
