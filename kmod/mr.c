@@ -488,9 +488,27 @@ struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va)
 }
 
 /*
+ * An export's iovas are what its descriptor tells every importer, so not
+ * the user's addresses: the same layout moved to a random base below
+ * 2^62 (no chunk wraps), a multiple of the MR page size, so that each
+ * page keeps its offset within the MR's pages and only that shows.
+ */
+static void kvreg_mrs_hide_iova(struct ib_mr **mrs, u32 nr_mrs,
+				const struct kvreg_reg_dev *rd)
+{
+	u64 base = get_random_u64() & GENMASK_ULL(61, rd->page_shift);
+	u64 delta = base - round_down(rd->reg->addr, BIT_ULL(rd->page_shift));
+	u32 i;
+
+	for (i = 0; i < nr_mrs; i++)
+		mrs[i]->iova += delta;
+}
+
+/*
  * An export's copy of @rd's MRs: as many, over the same DMA-mapped pages
- * (nothing is pinned or mapped again), in @pd, fast-registered with
- * @ib_access on @pd's QP, into a new array at *@mrsp (@rd->nr_mrs long).
+ * (nothing is pinned or mapped again), at hidden iovas, in @pd,
+ * fast-registered with @ib_access on @pd's QP, into a new array at
+ * *@mrsp (@rd->nr_mrs long).
  * Caller holds teardown_rwsem for read, @rd is live, and the MRs are
  * charged. On failure nothing is left.
  */
@@ -526,6 +544,7 @@ int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 	kvfree(job.groups);
 	if (ret)
 		return ret;
+	kvreg_mrs_hide_iova(mrs, job.nr_mrs, rd);
 	ret = kvreg_post_reg_wrs(&pd->qp, mrs, job.nr_mrs, ib_access,
 				 &wc_status);
 	if (ret) {

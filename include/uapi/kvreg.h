@@ -566,9 +566,12 @@ struct kvreg_listen {
  * device reserve and the rdma cgroup); another returns a descriptor of
  * the same keys, with a path for any address added since. The descriptor
  * reveals the registration's length, the access granted, the endpoint's
- * addresses and secret, and for each path the iova (the exporter's
- * virtual address), length and rkey of each of the export's MRs: nothing
- * of any other registration, and no handle.
+ * addresses and secret, and for each path the iova, length and rkey of
+ * each of the export's MRs: nothing of any other registration, and no
+ * handle. The iovas are not the exporter's virtual addresses: the
+ * export's layout moved to a random base, a multiple of the MR page
+ * size, made anew at each first EXPORT through an endpoint, so only
+ * each page's offset shows.
  */
 #define KVREG_EXPORT_SIZE_VER0	56
 struct kvreg_export {

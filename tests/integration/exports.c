@@ -18,7 +18,9 @@
  *    close, a peer that kept the old descriptor or its connection gets a
  *    named reason and the memory is unchanged;
  *  - a TRANSFER between two registrations without any REMOTE_* flag
- *    works: loopback needs local rights only.
+ *    works: loopback needs local rights only;
+ *  - a descriptor does not tell the exporter's address: no chunk's iova
+ *    is the pool's, and an export made again gets another base.
  */
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -327,6 +329,32 @@ static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
 	       GUESSES, xrkey);
 }
 
+/*
+ * The descriptor's chunks are X's layout, each where the pool lies past
+ * the first, but moved away from the exporter's addresses: only the
+ * offset within a page shows. Returns the first chunk's iova.
+ */
+static uint64_t check_hidden_iova(uint8_t *desc, const uint8_t *pool)
+{
+	const struct kvreg_desc_chunk *c = kvt_desc_chunks(desc);
+	uint32_t i, n = kvt_desc_path(desc)->nr_chunks;
+	uint64_t at = 0;
+
+	CHECK(n > 1, "X in %u chunks", n);
+	for (i = 0; i < n; at += c[i].length, i++) {
+		CHECK(c[i].iova != (uintptr_t)pool + at,
+		      "chunk %u's iova %#llx is the exporter's address", i,
+		      (unsigned long long)c[i].iova);
+		CHECK(c[i].iova - c[0].iova == at,
+		      "chunk %u at %#llx, %#llx past chunk 0", i,
+		      (unsigned long long)c[i].iova, (unsigned long long)at);
+	}
+	CHECK(c[0].iova % SZ_4K == (uintptr_t)pool % SZ_4K,
+	      "the iova %#llx moved the pool's offset in its page",
+	      (unsigned long long)c[0].iova);
+	return c[0].iova;
+}
+
 static void check_importer(struct kvreg *kv, uint32_t dev)
 {
 	static uint8_t desc[256];
@@ -419,6 +447,7 @@ static void check_revocations(struct kvreg *kv, struct kvt_child *exp,
 	size_t old_size = ctl->desc_size;
 	struct kvreg_remote *r;
 	struct kvreg_error err;
+	uint64_t iova = check_hidden_iova(ctl->desc, pool);
 
 	/* UNEXPORT: the keys die, the connection stays for the rest. */
 	memcpy(old, ctl->desc, old_size);
@@ -429,6 +458,13 @@ static void check_revocations(struct kvreg *kv, struct kvt_child *exp,
 		  "UNEXPORT");
 	/* Exported again: new keys; the old descriptor's stay dead. */
 	CHECK(kvt_ask(exp, 'e') == 'e', "export");
+	CHECK(check_hidden_iova(ctl->desc, pool) != iova,
+	      "exported again at the same iova %#llx",
+	      (unsigned long long)iova);
+	printf("descriptors hide the exporter's address: X at %#llx, then "
+	       "%#llx, not %p\n", (unsigned long long)iova,
+	       (unsigned long long)kvt_desc_chunks(ctl->desc)[0].iova,
+	       (void *)pool);
 	r = import_ok(kv, local, mine, pool);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	kvt_fill(pool, LEN, 0x44);
@@ -447,6 +483,13 @@ static void check_revocations(struct kvreg *kv, struct kvt_child *exp,
 	CHECK_FAILS(kvreg_import(kv, old, old_size, 0, &r, &err), &err,
 		    ECONNREFUSED, KVREG_REASON_CONN_BAD_SECRET);
 	CHECK(kvt_ask(exp, 'e') == 'e', "export");
+	CHECK(check_hidden_iova(ctl->desc, pool) != iova,
+	      "exported again at the same iova %#llx",
+	      (unsigned long long)iova);
+	printf("descriptors hide the exporter's address: X at %#llx, then "
+	       "%#llx, not %p\n", (unsigned long long)iova,
+	       (unsigned long long)kvt_desc_chunks(ctl->desc)[0].iova,
+	       (void *)pool);
 	r = import_ok(kv, local, mine, pool);
 
 	/* UNLISTEN: the connection is cut, nothing listens there. */
