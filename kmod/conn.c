@@ -18,6 +18,7 @@
 #include <crypto/algapi.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/jhash.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cm.h>
@@ -141,6 +142,9 @@ void kvreg_conn_put(struct kvreg_conn *conn)
 	kref_put(&conn->ref, kvreg_conn_release);
 }
 
+static void kvreg_conn_unlist_from(struct kvreg_endpoint *ep,
+				   struct kvreg_conn *conn);
+
 /* How often a LOST connection on a port that is down looks again. */
 #define KVREG_CLOSE_RETRY	(HZ / 5)
 /* Keepalive periods a SEND may stay pending (a peer answering RNR). */
@@ -187,7 +191,7 @@ static void kvreg_conn_close_work(struct work_struct *work)
 	mutex_lock(&kf->lock);
 	if (!kf->closing && conn->ep && !list_empty(&conn->file_node)) {
 		list_del_init(&conn->file_node);
-		conn->ep->nr_conns--;
+		kvreg_conn_unlist_from(conn->ep, conn);
 		unlink = true;
 	}
 	mutex_unlock(&kf->lock);
@@ -354,12 +358,12 @@ static void kvreg_conn_note_reject(struct kvreg_conn *conn,
 void kvreg_conn_abort(struct kvreg_conn *conn)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct kvreg_dev *kdev = conn->dev;
 
-	if (!kdev)
-		return;
-	/* Removal never waits on a CM callback: this read cannot stall it. */
-	down_read(&kdev->teardown_rwsem);
+	/*
+	 * Not under teardown_rwsem, which a removal waiting behind a long
+	 * chain would hold this CM callback on: @qp_gone, set under
+	 * @abort_mutex before any teardown destroys the QP, keeps it here.
+	 */
 	mutex_lock(&conn->abort_mutex);
 	if (conn->qp_live && !conn->qp_gone) {
 		WRITE_ONCE(conn->lost, true);
@@ -367,7 +371,6 @@ void kvreg_conn_abort(struct kvreg_conn *conn)
 		ib_modify_qp(conn->q.qp, &attr, IB_QP_STATE);
 	}
 	mutex_unlock(&conn->abort_mutex);
-	up_read(&kdev->teardown_rwsem);
 }
 
 static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
@@ -567,6 +570,70 @@ static bool kvreg_same_host(const struct kvreg_net_addr *a,
 						 sizeof(a->addr));
 }
 
+static u32 kvreg_addr_hash(const struct kvreg_net_addr *a)
+{
+	return jhash(a->addr, sizeof(a->addr), a->family);
+}
+
+/* Under kf->lock: @ep's count of connections from @from, or NULL. */
+static struct kvreg_addr_count *
+kvreg_addr_count_find(struct kvreg_endpoint *ep,
+		      const struct kvreg_net_addr *from)
+{
+	struct kvreg_addr_count *ac;
+
+	lockdep_assert_held(&ep->kf->lock);
+	hash_for_each_possible(ep->addr_counts, ac, node,
+			       kvreg_addr_hash(from))
+		if (kvreg_same_host(&ac->addr, from))
+			return ac;
+	return NULL;
+}
+
+/*
+ * Under kf->lock: @conn, about to be listed on @ep, counted against its
+ * peer's address @from. False: no memory for a first count of @from.
+ */
+static bool kvreg_addr_count_add(struct kvreg_endpoint *ep,
+				 struct kvreg_conn *conn,
+				 const struct kvreg_net_addr *from)
+{
+	struct kvreg_addr_count *ac = kvreg_addr_count_find(ep, from);
+
+	if (!ac) {
+		ac = kzalloc(sizeof(*ac), GFP_KERNEL_ACCOUNT);
+		if (!ac)
+			return false;
+		ac->addr = *from;
+		hash_add(ep->addr_counts, &ac->node,
+			 kvreg_addr_hash(&ac->addr));
+	}
+	ac->conns++;
+	conn->addr_count = ac;
+	return true;
+}
+
+/* Under kf->lock: @conn no longer counts against its address. */
+static void kvreg_addr_count_put(struct kvreg_conn *conn)
+{
+	struct kvreg_addr_count *ac = conn->addr_count;
+
+	conn->addr_count = NULL;
+	if (ac && !--ac->conns) {
+		hash_del(&ac->node);
+		kfree(ac);
+	}
+}
+
+/* Under kf->lock: @conn leaves @ep's count and its address's. */
+static void kvreg_conn_unlist_from(struct kvreg_endpoint *ep,
+				   struct kvreg_conn *conn)
+{
+	lockdep_assert_held(&ep->kf->lock);
+	ep->nr_conns--;
+	kvreg_addr_count_put(conn);
+}
+
 /*
  * Under kf->lock: whether one more connection from @from would pass a
  * cap of @ep; if so @err says which, with its numbers.
@@ -577,8 +644,7 @@ static bool kvreg_conn_over_cap(struct kvreg_endpoint *ep,
 {
 	u32 max_ep = READ_ONCE(kvreg_max_conns_per_endpoint);
 	u32 max_peer = READ_ONCE(kvreg_max_conns_per_peer);
-	struct kvreg_conn *conn;
-	u32 n = 0;
+	struct kvreg_addr_count *ac;
 
 	lockdep_assert_held(&ep->kf->lock);
 	if (ep->nr_conns >= max_ep) {
@@ -586,23 +652,21 @@ static bool kvreg_conn_over_cap(struct kvreg_endpoint *ep,
 				 ep->nr_conns, 1);
 		return true;
 	}
-	list_for_each_entry(conn, &ep->kf->conns, file_node)
-		if (conn->ep == ep && kvreg_same_host(&conn->entry.peer, from))
-			n++;
-	if (n < max_peer)
+	ac = kvreg_addr_count_find(ep, from);
+	if (!ac || ac->conns < max_peer)
 		return false;
-	kvreg_cap_refuse(err, KVREG_REASON_PEER_CONN_LIMIT, max_peer, n, 1);
+	kvreg_cap_refuse(err, KVREG_REASON_PEER_CONN_LIMIT, max_peer,
+			 ac->conns, 1);
 	return true;
 }
 
-static u16 kvreg_conn_check_req(const struct rdma_cm_event *ev,
+static u16 kvreg_conn_check_req(const struct kvreg_accept *acc,
 				const u8 *secret)
 {
-	const struct kvreg_cm_req *req = ev->param.conn.private_data;
+	const struct kvreg_cm_req *req = &acc->req;
 
 	/* Not a kvreg peer: it cannot know the secret either. */
-	if (!req || ev->param.conn.private_data_len < sizeof(*req) ||
-	    le32_to_cpu(req->magic) != KVREG_CM_MAGIC)
+	if (!acc->req_whole || le32_to_cpu(req->magic) != KVREG_CM_MAGIC)
 		return KVREG_REASON_CONN_BAD_SECRET;
 	if (le16_to_cpu(req->version) != KVREG_CM_VERSION)
 		return KVREG_REASON_CONN_VERSION;
@@ -611,14 +675,33 @@ static u16 kvreg_conn_check_req(const struct rdma_cm_event *ev,
 	return 0;
 }
 
-static int kvreg_conn_accept_charged(struct kvreg_endpoint *ep,
-				     struct rdma_cm_id *id,
-				     const struct rdma_cm_event *event)
+/*
+ * The id's events while its request waits in the queue: only a device
+ * removal matters, and the work destroys the id then (the CM waits for
+ * it). Under the id's handler lock, as the work looks at @removed.
+ */
+static int kvreg_accept_cm_handler(struct rdma_cm_id *id,
+				   struct rdma_cm_event *ev)
+{
+	struct kvreg_accept *acc = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		acc->removed = true;
+	return 0;
+}
+
+/*
+ * @acc's request checked and answered, from the work. Non-zero: refused,
+ * and the caller destroys the id.
+ */
+static int kvreg_conn_accept_charged(struct kvreg_accept *acc)
 {
 	struct kvreg_cm_req accept = {
 		.magic = cpu_to_le32(KVREG_CM_MAGIC),
 		.version = cpu_to_le16(KVREG_CM_VERSION),
 	};
+	struct kvreg_endpoint *ep = acc->ep;
+	struct rdma_cm_id *id = acc->id;
 	struct rdma_conn_param param = {};
 	struct kvreg_file *kf = ep->kf;
 	struct kvreg_net_addr from;
@@ -635,7 +718,7 @@ static int kvreg_conn_accept_charged(struct kvreg_endpoint *ep,
 	memcpy(secret, ep->secret, sizeof(secret));
 	secret_gen = ep->secret_gen;
 	mutex_unlock(&ep->mutex);
-	reason = kvreg_conn_check_req(event, secret);
+	reason = kvreg_conn_check_req(acc, secret);
 	memzero_explicit(secret, sizeof(secret));
 	if (reason)
 		return kvreg_conn_reject(id, reason);
@@ -675,24 +758,41 @@ static int kvreg_conn_accept_charged(struct kvreg_endpoint *ep,
 	ret = kvreg_conn_make_qp(conn, &err);
 	if (ret)
 		goto err_unlock;
+	/* Before it can be accepted: a count may need memory. */
+	if (!kvreg_addr_count_add(ep, conn, &from)) {
+		err.reason = KVREG_REASON_NO_KERNEL_MEMORY;
+		goto err_unlock;
+	}
 	/*
-	 * The event speaks from this side: responder_resources is the READ
+	 * The event spoke from this side: responder_resources is the READ
 	 * depth the peer asked to initiate, which this side must answer.
 	 */
-	param.responder_resources =
-		min_t(u32, event->param.conn.responder_resources,
-		      kdev->ibdev->attrs.max_qp_rd_atom);
+	param.responder_resources = min_t(u32, acc->responder_resources,
+					  kdev->ibdev->attrs.max_qp_rd_atom);
 	param.private_data = &accept;
 	param.private_data_len = sizeof(accept);
-	/* From here on its events are a connection's, not the endpoint's. */
+	/*
+	 * Its events switch to the connection's handler and the accept
+	 * goes out under the id's handler lock, so none comes in between.
+	 */
+	rdma_lock_handler(id);
+	if (acc->removed) {
+		rdma_unlock_handler(id);
+		err.reason = KVREG_REASON_DEVICE_REMOVED;
+		goto err_uncount;
+	}
 	id->context = conn;
 	id->event_handler = kvreg_conn_cm_handler;
 	rdma_set_ack_timeout(id, KVREG_ACK_TIMEOUT);
 	ret = rdma_accept(id, &param);
 	if (ret) {
+		id->context = acc;
+		id->event_handler = kvreg_accept_cm_handler;
+		rdma_unlock_handler(id);
 		err.reason = KVREG_REASON_DEVICE_REFUSED;
-		goto err_unlock;
+		goto err_uncount;
 	}
+	rdma_unlock_handler(id);
 	/*
 	 * Listed before the file can see it: once on kf->conns a release
 	 * may free it. The allocation's reference is the file list's.
@@ -704,28 +804,91 @@ static int kvreg_conn_accept_charged(struct kvreg_endpoint *ep,
 	mutex_unlock(&kf->lock);
 	return 0;
 
+err_uncount:
+	kvreg_addr_count_put(conn);
 err_unlock:
 	mutex_unlock(&kf->lock);
 	kvreg_conn_teardown_qp(conn, id);
-	/* The CM destroys @id when this callback returns non-zero. */
+	/* The caller destroys @id. */
 	conn->cm_id = NULL;
 	kvreg_conn_put(conn);
+	if (acc->removed)
+		return -ENODEV;
 	return kvreg_conn_reject_cap(id, err.reason, err.limit, err.usage);
+}
+
+static void kvreg_conn_accept_work(struct work_struct *work)
+{
+	struct kvreg_accept *acc = container_of(work, struct kvreg_accept,
+						work);
+	struct kvreg_endpoint *ep = acc->ep;
+	struct rdma_cm_id *id = acc->id;
+	struct mem_cgroup *old = kvreg_charge_to(ep->kf->memcg);
+	int ret = kvreg_conn_accept_charged(acc);
+
+	kvreg_charge_to(old);
+	/* The last touch of @ep: it may go once no request is left. */
+	if (atomic_dec_and_test(&ep->nr_accepts))
+		wake_up_var(&ep->nr_accepts);
+	if (ret)
+		rdma_destroy_id(id);
+	kfree(acc);
 }
 
 /*
  * CONNECT_REQUEST on @ep, from a listener's CM callback, with the new
- * @id. Non-zero: refused, and the CM destroys @id. What a peer's
- * connection allocates is charged to the exporting process's memcg.
+ * @id: queued for kvreg_conn_accept_work(), which answers it, so that
+ * this callback waits on nothing of kvreg's. Non-zero: refused at once
+ * (too many requests waiting, or no memory), and the CM destroys @id.
+ * What a peer's request allocates is charged to the exporting process's
+ * memcg.
  */
 int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *id,
 		      const struct rdma_cm_event *event)
 {
-	struct mem_cgroup *old = kvreg_charge_to(ep->kf->memcg);
-	int ret = kvreg_conn_accept_charged(ep, id, event);
+	u32 max_ep = READ_ONCE(kvreg_max_conns_per_endpoint);
+	const struct kvreg_cm_req *req = event->param.conn.private_data;
+	u32 waiting = atomic_read(&ep->nr_accepts);
+	struct kvreg_accept *acc;
+	struct mem_cgroup *old;
 
+	/*
+	 * Requests waiting are capped with the connections (read without
+	 * kf->lock: the work counts them exactly), so a flood of them
+	 * allocates no more than the connections it could make.
+	 */
+	if (waiting + READ_ONCE(ep->nr_conns) >= max_ep)
+		return kvreg_conn_reject_cap(id,
+					     KVREG_REASON_ENDPOINT_CONN_LIMIT,
+					     max_ep, waiting +
+					     READ_ONCE(ep->nr_conns));
+	old = kvreg_charge_to(ep->kf->memcg);
+	acc = kzalloc(sizeof(*acc), GFP_KERNEL_ACCOUNT);
 	kvreg_charge_to(old);
-	return ret;
+	if (!acc)
+		return kvreg_conn_reject(id, KVREG_REASON_NO_KERNEL_MEMORY);
+	INIT_WORK(&acc->work, kvreg_conn_accept_work);
+	acc->ep = ep;
+	acc->id = id;
+	if (req && event->param.conn.private_data_len >= sizeof(*req)) {
+		memcpy(&acc->req, req, sizeof(*req));
+		acc->req_whole = true;
+	}
+	acc->responder_resources = event->param.conn.responder_resources;
+	atomic_inc(&ep->nr_accepts);
+	id->context = acc;
+	id->event_handler = kvreg_accept_cm_handler;
+	queue_work(kvreg_conn_wq, &acc->work);
+	return 0;
+}
+
+/*
+ * @ep's listeners are destroyed, so no request is queued any more: wait
+ * for those queued to be answered (each sees @ep closing and refuses).
+ */
+void kvreg_endpoint_accepts_wait(struct kvreg_endpoint *ep)
+{
+	wait_var_event(&ep->nr_accepts, !atomic_read(&ep->nr_accepts));
 }
 
 /* The CM's answer to the step just started: 0 if it is @want. */
@@ -995,7 +1158,7 @@ void kvreg_endpoint_conns_cut(struct kvreg_endpoint *ep)
 			continue;
 		/* Its close_work, if queued, leaves the list to us. */
 		conn->ep = NULL;
-		ep->nr_conns--;
+		kvreg_conn_unlist_from(ep, conn);
 		list_move_tail(&conn->file_node, &cut);
 	}
 	mutex_unlock(&kf->lock);

@@ -209,6 +209,8 @@ static struct kvreg_endpoint *kvreg_endpoint_alloc(struct kvreg_file *kf)
 	mutex_init(&ep->mutex);
 	INIT_LIST_HEAD(&ep->devs);
 	INIT_LIST_HEAD(&ep->exports);
+	hash_init(ep->addr_counts);
+	atomic_set(&ep->nr_accepts, 0);
 	get_random_bytes(ep->secret, sizeof(ep->secret));
 	return ep;
 }
@@ -234,6 +236,8 @@ static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 	for (i = 0; i < ep->nr_listeners; i++)
 		if (ids[i])
 			rdma_destroy_id(ids[i]);
+	/* Its queued requests take kf->lock and ep->mutex: neither held. */
+	kvreg_endpoint_accepts_wait(ep);
 	kvreg_endpoint_conns_cut(ep);
 	list_for_each_entry_safe(ex, tmp, &ep->exports, ep_node)
 		kvreg_exported_revoke(ex);
@@ -242,6 +246,8 @@ static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 		kvreg_dev_put(ep->listeners[i]->dev);
 		kfree(ep->listeners[i]);
 	}
+	/* Every connection was unlisted, each taking its count with it. */
+	WARN_ON_ONCE(!hash_empty(ep->addr_counts));
 	kvreg_pds_release(&ep->devs);
 	kvreg_caps_uncharge_endpoint(ep->kf->km);
 	mutex_destroy(&ep->mutex);

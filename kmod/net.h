@@ -7,6 +7,8 @@
 #ifndef KVREG_NET_H
 #define KVREG_NET_H
 
+#include <linux/hashtable.h>
+
 #include "reg.h"
 
 /* One MR of a remote region: region offsets [start, start + length). */
@@ -152,6 +154,36 @@ struct kvreg_conn {
 	 * before the rail took it: the rail reads it once it has.
 	 */
 	bool broke;
+	/* Passive, while listed: its address's count on @ep; kf->lock. */
+	struct kvreg_addr_count *addr_count;
+};
+
+/*
+ * How many connections an endpoint holds from one peer address, kept as
+ * they are listed and unlisted (under kf->lock), so that a request is
+ * weighed against max_conns_per_peer without walking them all.
+ */
+struct kvreg_addr_count {
+	struct hlist_node node;		/* in kvreg_endpoint.addr_counts */
+	struct kvreg_net_addr addr;
+	u32 conns;
+};
+
+/*
+ * A connection request an endpoint has not answered yet. The CM's
+ * callback only queues it: kvreg_conn_accept_work() checks the secret
+ * and the caps and answers, where a wait on kvreg's locks holds up no
+ * other user of the host's CM. Until then the id's events come to
+ * kvreg_accept_cm_handler().
+ */
+struct kvreg_accept {
+	struct work_struct work;
+	struct kvreg_endpoint *ep;
+	struct rdma_cm_id *id;
+	struct kvreg_cm_req req;	/* the request's private data */
+	bool req_whole;			/* it carried all of @req */
+	u8 responder_resources;		/* the READ depth it asked for */
+	bool removed;			/* the id's device went; its lock */
 };
 
 struct kvreg_endpoint;
@@ -187,7 +219,7 @@ struct kvreg_endpoint {
 	bool closing;			/* kf->lock: accept no connection */
 	/*
 	 * Protects @secret, @secret_gen, @nr_listeners, @listeners and
-	 * @devs. A CM callback takes it: never call into the CM holding it.
+	 * @devs. The accept work takes it: never wait on the CM holding it.
 	 */
 	struct mutex mutex;
 	u8 secret[KVREG_SECRET_LEN];
@@ -201,6 +233,12 @@ struct kvreg_endpoint {
 	struct list_head devs;		/* kvreg_file_dev.file_node */
 	struct list_head exports;	/* kvreg_exported; kf->ep_mutex */
 	u32 nr_conns;			/* on kf->conns with @ep; kf->lock */
+	DECLARE_HASHTABLE(addr_counts, 6);	/* kvreg_addr_count; kf->lock */
+	/*
+	 * Requests queued and not answered (struct kvreg_accept); the
+	 * endpoint waits for none left before it goes.
+	 */
+	atomic_t nr_accepts;
 };
 
 /* One path of a peer's endpoint, and the connection that serves it. */
@@ -318,6 +356,7 @@ bool kvreg_conn_usable(struct kvreg_conn *conn);
 void kvreg_conn_put(struct kvreg_conn *conn);
 void kvreg_conns_release(struct kvreg_file *kf);
 void kvreg_endpoint_conns_cut(struct kvreg_endpoint *ep);
+void kvreg_endpoint_accepts_wait(struct kvreg_endpoint *ep);
 void kvreg_conn_abort(struct kvreg_conn *conn);
 void kvreg_set_net_error(struct kvreg_error *err, u32 reason,
 			 const struct kvreg_net_addr *addr);
