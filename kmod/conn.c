@@ -24,6 +24,7 @@
 #include <rdma/ib_cm.h>
 
 #include "kvreg.h"
+#include "trace.h"
 
 /* Runs close_work: a passive connection leaves its file once it drops. */
 static struct workqueue_struct *kvreg_conn_wq;
@@ -902,7 +903,17 @@ static int kvreg_conn_wait(struct kvreg_conn *conn,
 	unsigned long limit = msecs_to_jiffies(timeout_ms) + HZ / 2;
 	long left;
 
+	/*
+	 * A stop that came before this step's reinit_completion() was
+	 * wiped by it, but its flag was set first. Pairs with the barrier
+	 * of complete() in kvreg_connect_stop().
+	 */
+	smp_mb();
+	if (READ_ONCE(conn->abandoned))
+		return -ECANCELED;
 	left = wait_for_completion_killable_timeout(&conn->cm_done, limit);
+	if (READ_ONCE(conn->abandoned))
+		return -ECANCELED;
 	if (left < 0)
 		return -EINTR;
 	if (!left)
@@ -1045,16 +1056,50 @@ static int kvreg_conn_resolve(struct kvreg_conn *conn, u32 timeout_ms,
 }
 
 /*
+ * Stop what connects under @stop now, and whatever would later: its wait
+ * returns -ECANCELED. Never sleeps.
+ */
+void kvreg_connect_stop(struct kvreg_connect_stop *stop)
+{
+	spin_lock(&stop->lock);
+	stop->stopped = true;
+	if (stop->conn) {
+		WRITE_ONCE(stop->conn->abandoned, true);
+		complete(&stop->conn->cm_done);
+		trace_kvreg_connect_stopped(stop->conn->peer.port);
+	}
+	spin_unlock(&stop->lock);
+}
+
+/* @conn connects under @stop (if any) from now on, or is stopped already. */
+static bool kvreg_connect_stop_set(struct kvreg_connect_stop *stop,
+				   struct kvreg_conn *conn)
+{
+	bool stopped;
+
+	if (!stop)
+		return true;
+	spin_lock(&stop->lock);
+	stopped = stop->stopped;
+	stop->conn = stopped ? NULL : conn;
+	spin_unlock(&stop->lock);
+	return !stopped;
+}
+
+/*
  * A new active connection of @kf to the endpoint at @addr that @secret
  * opens, in the caller's network namespace (rails.c runs this from a
  * work item too: the file's opener's), through a device in @device_mask
  * (0: any), established or failed within about three times @timeout_ms
- * (one per step).
+ * (one per step), or at once after kvreg_connect_stop() of @stop, which
+ * one caller at a time may pass (the mend's), and others NULL.
  */
 struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 				      const struct kvreg_net_addr *addr,
 				      const u8 *secret, u64 device_mask,
-				      u32 timeout_ms, struct kvreg_error *err)
+				      u32 timeout_ms,
+				      struct kvreg_connect_stop *stop,
+				      struct kvreg_error *err)
 {
 	struct kvreg_conn *conn = kvreg_conn_alloc(kf, false);
 	struct rdma_cm_id *id;
@@ -1064,6 +1109,12 @@ struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);
 		return ERR_PTR(-ENOMEM);
+	}
+	if (!kvreg_connect_stop_set(stop, conn)) {
+		kvreg_set_error(err, KVREG_REASON_CONN_LOST,
+				KVREG_NO_DEVICE_INDEX);
+		kvreg_conn_put(conn);
+		return ERR_PTR(-ECANCELED);
 	}
 	conn->peer = *addr;
 	memcpy(conn->secret, secret, KVREG_SECRET_LEN);
@@ -1098,10 +1149,12 @@ struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 		ret = -ENODEV;
 		goto err_put;
 	}
+	kvreg_connect_stop_set(stop, NULL);
 	kvreg_net_list_conn(conn, id);
 	return conn;
 
 err_put:
+	kvreg_connect_stop_set(stop, NULL);
 	if (!err->limit && err->reason == KVREG_REASON_CONN_TIMEOUT)
 		err->limit = timeout_ms;
 	kvreg_set_net_error(err, err->reason, &conn->peer);

@@ -156,6 +156,20 @@ struct kvreg_conn {
 	bool broke;
 	/* Passive, while listed: its address's count on @ep; kf->lock. */
 	struct kvreg_addr_count *addr_count;
+	/* Active: its connect was told to stop (kvreg_connect_stop()). */
+	bool abandoned;
+};
+
+/*
+ * Lets a connect that a work item waits on (the mend's) be stopped by
+ * whoever would otherwise wait for that work: kvreg_conn_connect() puts
+ * its connection here while it connects, and kvreg_connect_stop() wakes
+ * its wait, now and for any later connect.
+ */
+struct kvreg_connect_stop {
+	spinlock_t lock;		/* @conn, @stopped */
+	struct kvreg_conn *conn;	/* connecting now; under @lock */
+	bool stopped;			/* under @lock */
 };
 
 /*
@@ -285,6 +299,8 @@ struct kvreg_peer {
 	/* Rails that are down are connected again from here. */
 	struct delayed_work mend;
 	unsigned int mend_ms;
+	/* Stops the mend's connect when the last put would wait for it. */
+	struct kvreg_connect_stop mend_stop;
 	/*
 	 * Rails whose peer broke the protocol (a bit each), set from the
 	 * CQ; the mend takes them, under @mutex, and waits @penalty_ms,
@@ -351,7 +367,10 @@ int kvreg_conn_accept(struct kvreg_endpoint *ep, struct rdma_cm_id *cm_id,
 struct kvreg_conn *kvreg_conn_connect(struct kvreg_file *kf,
 				      const struct kvreg_net_addr *addr,
 				      const u8 *secret, u64 device_mask,
-				      u32 timeout_ms, struct kvreg_error *err);
+				      u32 timeout_ms,
+				      struct kvreg_connect_stop *stop,
+				      struct kvreg_error *err);
+void kvreg_connect_stop(struct kvreg_connect_stop *stop);
 bool kvreg_conn_usable(struct kvreg_conn *conn);
 void kvreg_conn_put(struct kvreg_conn *conn);
 void kvreg_conns_release(struct kvreg_file *kf);

@@ -82,9 +82,11 @@ static void kvreg_rail_lost(struct kvreg_conn *conn)
  * or the mend, does not wait behind it (if it connects the same rail,
  * the earlier connection stays and the later is dropped). The old one,
  * no longer usable, is put outside the lock: its release drains what is
- * still in flight on it, whose completions move it to another rail.
+ * still in flight on it, whose completions move it to another rail. The
+ * mend passes @stop, so that the last put need not wait for its connect.
  */
 static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
+			      struct kvreg_connect_stop *stop,
 			      struct kvreg_error *err)
 {
 	struct kvreg_rail *rail = &peer->rails[i];
@@ -95,7 +97,7 @@ static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 	/* @addr of a rail is set once, before the rail is counted. */
 	mutex_unlock(&peer->mutex);
 	conn = kvreg_conn_connect(peer->kf, &rail->addr, peer->secret,
-				  peer->device_mask, timeout_ms, err);
+				  peer->device_mask, timeout_ms, stop, err);
 	mutex_lock(&peer->mutex);
 	if (IS_ERR(conn)) {
 		/* The route leaves through a device the caller ruled out. */
@@ -234,7 +236,8 @@ static void kvreg_peer_mend(struct work_struct *work)
 		    !kvreg_rail_down(&peer->rails[i]))
 			continue;
 		memset(&err, 0, sizeof(err));
-		ret = kvreg_rail_connect(peer, i, KVREG_MEND_TIMEOUT_MS, &err);
+		ret = kvreg_rail_connect(peer, i, KVREG_MEND_TIMEOUT_MS,
+					 &peer->mend_stop, &err);
 		kvreg_rail_note(peer, i, ret, &err);
 		if (ret && !peer->rails[i].excluded)
 			down = true;
@@ -266,6 +269,7 @@ static struct kvreg_peer *kvreg_peer_alloc(struct kvreg_file *kf,
 	mutex_init(&peer->mutex);
 	spin_lock_init(&peer->lock);
 	INIT_DELAYED_WORK(&peer->mend, kvreg_peer_mend);
+	spin_lock_init(&peer->mend_stop.lock);
 	spin_lock(&kf->peers_lock);
 	list_add_tail(&peer->file_node, &kf->peers);
 	spin_unlock(&kf->peers_lock);
@@ -284,6 +288,12 @@ static void kvreg_peer_release(struct kref *ref)
 	spin_lock_irqsave(&peer->lock, flags);
 	peer->closing = true;
 	spin_unlock_irqrestore(&peer->lock, flags);
+	/*
+	 * A mend connecting (up to three CM steps of seconds each, to a
+	 * peer that may never answer) gives up now, so neither close nor
+	 * UNIMPORT waits for it.
+	 */
+	kvreg_connect_stop(&peer->mend_stop);
 	cancel_delayed_work_sync(&peer->mend);
 	/* No region holds it: nothing is in flight on any rail. */
 	for (i = 0; i < peer->nr_rails; i++)
@@ -411,7 +421,7 @@ int kvreg_peer_import(struct kvreg_file *kf, struct kvreg_desc *desc,
 		e.device_index = KVREG_NO_DEVICE_INDEX;
 		ret = 0;
 		if (!rail->excluded && kvreg_rail_down(rail))
-			ret = kvreg_rail_connect(peer, i, timeout_ms, &e);
+			ret = kvreg_rail_connect(peer, i, timeout_ms, NULL, &e);
 		if (rail->excluded) {
 			/* Its route leaves by a device the mask rules out. */
 			if (!e.reason) {

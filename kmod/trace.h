@@ -98,6 +98,18 @@ TRACE_EVENT(kvreg_engine_retry,
 	    TP_printk("dev=%u qpn=%u", __entry->dev, __entry->qpn)
 );
 
+/*
+ * A rail group's last put stopped its mend while that was connecting to
+ * @port: close and UNIMPORT do not wait for the CM's steps to time out.
+ */
+TRACE_EVENT(kvreg_connect_stopped,
+	    TP_PROTO(u16 port),
+	    TP_ARGS(port),
+	    TP_STRUCT__entry(__field(u16, port)),
+	    TP_fast_assign(__entry->port = port;),
+	    TP_printk("port=%u", __entry->port)
+);
+
 /* SUBMIT returns, having accepted @accepted. */
 TRACE_EVENT(kvreg_submit_done,
 	    TP_PROTO(u32 accepted, int ret),
