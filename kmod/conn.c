@@ -833,7 +833,8 @@ static void kvreg_conn_accept_work(struct work_struct *work)
 		wake_up_var(&ep->nr_accepts);
 	if (ret)
 		rdma_destroy_id(id);
-	kfree(acc);
+	/* It held the secret the peer sent. */
+	kfree_sensitive(acc);
 }
 
 /*
@@ -904,9 +905,9 @@ static int kvreg_conn_wait(struct kvreg_conn *conn,
 	long left;
 
 	/*
-	 * A stop that came before this step's reinit_completion() was
-	 * wiped by it, but its flag was set first. Pairs with the barrier
-	 * of complete() in kvreg_connect_stop().
+	 * A stop whose complete() came before this step's
+	 * reinit_completion() was wiped by it, but its flag was set first.
+	 * Pairs with the smp_mb() in kvreg_connect_stop().
 	 */
 	smp_mb();
 	if (READ_ONCE(conn->abandoned))
@@ -1065,6 +1066,8 @@ void kvreg_connect_stop(struct kvreg_connect_stop *stop)
 	stop->stopped = true;
 	if (stop->conn) {
 		WRITE_ONCE(stop->conn->abandoned, true);
+		/* Pairs with the one in kvreg_conn_wait(). */
+		smp_mb();
 		complete(&stop->conn->cm_done);
 		trace_kvreg_connect_stopped(stop->conn->peer.port);
 	}
