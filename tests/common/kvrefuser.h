@@ -35,9 +35,14 @@ static void *kvt_refuse(void *arg)
 		CHECK(!rdma_get_cm_event(r->ch, &ev), "rdma_get_cm_event: %s",
 		      strerror(errno));
 		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			/*
+			 * Counted before the REJ goes: the importer may have
+			 * it, and look at the count, before rdma_reject()
+			 * returns here.
+			 */
+			r->rejected++;
 			CHECK(!rdma_reject(ev->id, why, sizeof(why)),
 			      "rdma_reject: %s", strerror(errno));
-			r->rejected++;
 		}
 		rdma_ack_cm_event(ev);
 	}
