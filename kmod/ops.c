@@ -1260,17 +1260,22 @@ int kvreg_reap(struct kvreg_file *kf, struct kvreg_reap *arg,
 	return -EFAULT;
 }
 
-/* Release's wait condition; while it waits, every completion wakes it. */
-static bool kvreg_ops_idle(struct kvreg_file *kf)
+/*
+ * Release's wait condition; while it waits, every completion wakes it.
+ * @inflight, when given, gets the count it saw.
+ */
+static bool kvreg_ops_idle(struct kvreg_file *kf, u32 *inflight)
 {
-	bool idle;
+	u32 n;
 
 	spin_lock_irq(&kf->cq_lock);
-	idle = !kf->nr_inflight;
-	if (!idle)
+	n = kf->nr_inflight;
+	if (n)
 		kf->wake_at = 0;
 	spin_unlock_irq(&kf->cq_lock);
-	return idle;
+	if (inflight)
+		*inflight = n;
+	return !n;
 }
 
 /*
@@ -1282,11 +1287,13 @@ static bool kvreg_ops_idle(struct kvreg_file *kf)
 void kvreg_ops_release(struct kvreg_file *kf)
 {
 	struct kvreg_op_ctx *op, *tmp;
+	u32 inflight;
 
-	if (!kvreg_ops_idle(kf)) {
+	if (!kvreg_ops_idle(kf, &inflight)) {
+		trace_kvreg_release_abort(inflight);
 		/* Not only the imported: UNIMPORTed regions' work too. */
 		kvreg_peers_abort(kf);
-		wait_event(kf->cq_wait, kvreg_ops_idle(kf));
+		wait_event(kf->cq_wait, kvreg_ops_idle(kf, NULL));
 	}
 	/* Idle: the retry list is empty, but the work may be finishing. */
 	cancel_delayed_work_sync(&kf->retry_work);

@@ -51,6 +51,15 @@ DEFINE_EVENT(kvreg_count, kvreg_submit,
 	     TP_ARGS(count)
 );
 
+/*
+ * A file's release found @count operations in flight and aborted all its
+ * rail groups, instead of waiting for the peers to finish them.
+ */
+DEFINE_EVENT(kvreg_count, kvreg_release_abort,
+	     TP_PROTO(u32 count),
+	     TP_ARGS(count)
+);
+
 #define kvreg_show_step(s)						\
 	__print_symbolic(s, { 0, "resolve" }, { 1, "rails" },		\
 			 { 2, "reserve" })
