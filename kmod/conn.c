@@ -148,8 +148,12 @@ static void kvreg_conn_unlist_from(struct kvreg_endpoint *ep,
 
 /* How often a LOST connection on a port that is down looks again. */
 #define KVREG_CLOSE_RETRY	(HZ / 5)
-/* Keepalive periods a SEND may stay pending (a peer answering RNR). */
-#define KVREG_KEEPALIVE_STUCK	4
+/*
+ * Keepalive periods a passive connection's receive PSN may stand still
+ * before the importer is taken as gone. The importer writes twice a
+ * period, so a live one moves it in each, whatever the two clocks' phase.
+ */
+#define KVREG_KEEPALIVE_STUCK	3
 
 static void kvreg_conn_close_work(struct work_struct *work)
 {
@@ -242,37 +246,30 @@ static void kvreg_conn_qp_failed(struct kvreg_conn *conn)
 	kvreg_conn_queue_close(conn);
 }
 
+/*
+ * From the CQ: an importer's keepalive WRITE ended. Failed, the exporter
+ * is gone (or its QP is), and the rail is mended; flushed, whatever put
+ * the QP in the error state says so itself.
+ */
 static void kvreg_conn_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kvreg_conn *conn =
 		container_of(wc->wr_cqe, struct kvreg_conn, keepalive_cqe);
+	void (*lost_fn)(struct kvreg_conn *conn);
 
-	/* A flush outside a teardown: the QP went to the error state. */
-	if (wc->status != IB_WC_SUCCESS)
-		kvreg_conn_qp_failed(conn);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		WRITE_ONCE(conn->q.ready, false);
+		WRITE_ONCE(conn->lost, true);
+		/*
+		 * The WRITE may fail before the rail took @conn: then
+		 * kvreg_rail_connect() sees @lost. Pairs with its smp_mb().
+		 */
+		smp_mb();
+		lost_fn = READ_ONCE(conn->lost_fn);
+		if (lost_fn)
+			lost_fn(conn);
+	}
 	atomic_set(&conn->keepalive_busy, 0);
-}
-
-/*
- * From the CQ: the exporter put something other than a keepalive into the
- * importer's receive. The connection is lost to the rail, which waits a
- * penalty before it connects again (rails.c).
- */
-static void kvreg_conn_peer_broke(struct kvreg_qp *q)
-{
-	struct kvreg_conn *conn = container_of(q, struct kvreg_conn, q);
-	struct kvreg_peer *peer;
-
-	WRITE_ONCE(conn->broke, true);
-	WRITE_ONCE(conn->lost, true);
-	/*
-	 * The exporter may send at its RTU, before the rail took @conn:
-	 * then kvreg_rail_connect() sees @broke. Pairs with its smp_mb().
-	 */
-	smp_mb();
-	peer = READ_ONCE(conn->lost_fn) ? conn->rail_peer : NULL;
-	if (peer)
-		kvreg_rail_broke(peer, conn->rail);
 }
 
 static void kvreg_conn_qp_event(struct ib_event *ev, void *ctx)
@@ -290,43 +287,81 @@ static void kvreg_conn_qp_event(struct ib_event *ev, void *ctx)
 	}
 }
 
+/*
+ * An importer's keepalive: a zero-length RDMA WRITE, which touches no
+ * memory and needs no key (IBA C9-88), and moves the exporter's receive
+ * PSN. Caller holds teardown_rwsem for read. One pending at a time: an
+ * exporter that stops answering fails it at the QP's retry limit.
+ */
+static void kvreg_conn_keepalive_write(struct kvreg_conn *conn)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+			.wr_cqe = &conn->keepalive_cqe,
+		},
+	};
+	const struct ib_send_wr *bad;
+
+	if (atomic_xchg(&conn->keepalive_busy, 1))
+		return;
+	if (ib_post_send(conn->q.qp, &wr.wr, &bad))
+		atomic_set(&conn->keepalive_busy, 0);
+}
+
+/*
+ * An exporter's look at its connection: true while the importer is
+ * heard from. Every packet the importer sends moves the QP's expected
+ * receive PSN on, its keepalive WRITE each period included. Caller holds
+ * teardown_rwsem for read.
+ */
+static bool kvreg_conn_heard(struct kvreg_conn *conn)
+{
+	struct ib_qp_init_attr init_attr;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(conn->q.qp, &attr, IB_QP_STATE | IB_QP_RQ_PSN,
+			&init_attr))
+		return true;	/* no answer is no news */
+	if (attr.qp_state == IB_QPS_ERR)
+		return false;
+	if (attr.rq_psn != conn->keepalive_psn) {
+		conn->keepalive_psn = attr.rq_psn;
+		conn->keepalive_stuck = 0;
+		return true;
+	}
+	return ++conn->keepalive_stuck < KVREG_KEEPALIVE_STUCK;
+}
+
 static void kvreg_conn_keepalive(struct work_struct *work)
 {
 	struct kvreg_conn *conn = container_of(to_delayed_work(work),
 					       struct kvreg_conn, keepalive);
 	unsigned int period = READ_ONCE(kvreg_keepalive_ms);
-	struct ib_send_wr wr = {
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-		.wr_cqe = &conn->keepalive_cqe,
-	};
-	const struct ib_send_wr *bad;
 	struct kvreg_dev *kdev = conn->dev;
+	bool heard = true;
 
 	if (READ_ONCE(conn->lost) || !period)
 		return;
-	/*
-	 * A SEND still pending periods later: the peer answers RNR for ever
-	 * (its REQ set the RNR retry count, 7 is infinite) or not at all.
-	 */
-	if (atomic_read(&conn->keepalive_busy) &&
-	    ++conn->keepalive_stuck >= KVREG_KEEPALIVE_STUCK) {
-		/* Its teardown's drain flushes the SEND. */
-		kvreg_conn_qp_failed(conn);
-		return;
-	}
 	/* Removal holds it for write and cancels this work: never wait. */
 	if (down_read_trylock(&kdev->teardown_rwsem)) {
-		if (conn->qp_live && !kdev->dead &&
-		    !atomic_xchg(&conn->keepalive_busy, 1)) {
-			conn->keepalive_stuck = 0;
-			if (ib_post_send(conn->q.qp, &wr, &bad))
-				atomic_set(&conn->keepalive_busy, 0);
+		if (conn->qp_live && !kdev->dead) {
+			if (conn->passive)
+				heard = kvreg_conn_heard(conn);
+			else
+				kvreg_conn_keepalive_write(conn);
 		}
 		up_read(&kdev->teardown_rwsem);
 	}
+	if (!heard) {
+		/* Its teardown's drain ends what is in flight. */
+		kvreg_conn_qp_failed(conn);
+		return;
+	}
 	queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
-			   msecs_to_jiffies(period));
+			   msecs_to_jiffies(conn->passive ? period :
+					    period / 2 ?: 1));
 }
 
 static void kvreg_conn_note_reject(struct kvreg_conn *conn,
@@ -414,7 +449,7 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 		WRITE_ONCE(conn->established, true);
 		WRITE_ONCE(conn->q.ready, true);
 		period = READ_ONCE(kvreg_keepalive_ms);
-		if (conn->passive && period)
+		if (period)
 			queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
 					   msecs_to_jiffies(period));
 		break;
@@ -523,9 +558,6 @@ static int kvreg_conn_make_qp(struct kvreg_conn *conn,
 		ret = -ENODEV;
 		goto out;
 	}
-	/* Before its receives are posted: they may complete at once. */
-	if (!conn->passive)
-		conn->q.peer_broke = kvreg_conn_peer_broke;
 	ret = kvreg_qp_create_cm(&conn->q, kdev, fdev->pd, conn->cm_id,
 				 !conn->passive, kvreg_conn_qp_event, conn);
 	if (ret) {
@@ -978,8 +1010,8 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 	 * Six, not seven: rxe reads a retry count of 7 as "retry forever"
 	 * (as IBTA does for RNR), so a peer whose link went down would
 	 * never fail what is in flight. The accepting side takes the same
-	 * counts from this REQ: its keepalive SENDs give up on an importer
-	 * that stopped posting receives instead of retrying for ever.
+	 * counts from this REQ; it sends nothing of its own, and a SEND
+	 * would meet no receive here (RNR, then its QP's error).
 	 */
 	param.retry_count = KVREG_RETRY_COUNT;
 	param.rnr_retry_count = KVREG_RETRY_COUNT;

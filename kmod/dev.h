@@ -132,24 +132,15 @@ struct kvreg_qp {
 	bool cm_peer;
 	/*
 	 * An importer's QP: kvreg, not the CM, moves it through its states,
-	 * so that it never accepts incoming RDMA (qp.c). It keeps
-	 * KVREG_KEEPALIVE_RECVS empty receives posted for the exporter's
-	 * keepalive SENDs, each posted again from @recv_cqe when used.
+	 * so that it never accepts incoming RDMA (qp.c), and it posts no
+	 * receive, so that no SEND of the peer lands (a SEND with
+	 * Invalidate would invalidate before kvreg saw it).
 	 */
 	bool own_states;
-	struct ib_cqe recv_cqe;
-	/*
-	 * An importer's: called from the CQ when a receive took anything
-	 * but an empty SEND (qp.c); no receive is posted again.
-	 */
-	void (*peer_broke)(struct kvreg_qp *q);
 };
 
-/* An accepted connection's sends: a keepalive and ib_drain_sq()'s marker. */
-#define KVREG_PASSIVE_SQ_DEPTH	2
-
-/* Receives an importer's QP keeps posted for the exporter's keepalives. */
-#define KVREG_KEEPALIVE_RECVS	4
+/* An accepted connection's sends: ib_drain_sq()'s marker. */
+#define KVREG_PASSIVE_SQ_DEPTH	1
 
 /*
  * A protection domain of kvreg's on one device and the loopback QP that

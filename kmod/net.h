@@ -128,15 +128,19 @@ struct kvreg_conn {
 	/* Passive: unlink when it drops (later, while its port is down). */
 	struct delayed_work close_work;
 	/*
-	 * Passive: an empty SEND every kvreg_keepalive_ms, into a receive
-	 * the importer keeps posted (its QP takes no RDMA, so no RDMA WRITE
-	 * would do); a peer gone without a DREQ fails it at the retry
-	 * limit, and the connection is let go.
+	 * Active, twice every kvreg_keepalive_ms: a zero-length RDMA WRITE,
+	 * which touches no memory and needs no key, and whose failure says
+	 * the exporter is gone. Passive, every kvreg_keepalive_ms: a look at
+	 * the QP's expected receive PSN, which every packet of the importer
+	 * moves on; one that stands still for KVREG_KEEPALIVE_STUCK periods
+	 * is a peer gone without a DREQ, and the connection is let go. No
+	 * receive is ever posted.
 	 */
 	struct delayed_work keepalive;
 	struct ib_cqe keepalive_cqe;
-	atomic_t keepalive_busy;
-	u32 keepalive_stuck;		/* periods a SEND has been pending */
+	atomic_t keepalive_busy;	/* active: a WRITE is pending */
+	u32 keepalive_stuck;		/* periods without progress */
+	u32 keepalive_psn;		/* passive: rq_psn at the last look */
 	/* Active: the address it connects to, and the endpoint's secret. */
 	struct kvreg_net_addr peer;
 	u8 secret[KVREG_SECRET_LEN];
@@ -149,11 +153,6 @@ struct kvreg_conn {
 	struct kvreg_peer *rail_peer;
 	u32 rail;
 	void (*lost_fn)(struct kvreg_conn *conn);
-	/*
-	 * Active: its peer broke the protocol (set from the CQ), maybe
-	 * before the rail took it: the rail reads it once it has.
-	 */
-	bool broke;
 	/* Passive, while listed: its address's count on @ep; kf->lock. */
 	struct kvreg_addr_count *addr_count;
 	/* Active: its connect was told to stop (kvreg_connect_stop()). */
@@ -266,10 +265,7 @@ struct kvreg_rail {
 	 * sent the secret again.
 	 */
 	u32 users;
-	/*
-	 * Why the last reconnect failed, or PEER_PROTOCOL while a penalty
-	 * runs: under @mutex, read locklessly.
-	 */
+	/* Why the last reconnect failed: under @mutex, read locklessly. */
 	u32 mend_reason;
 	s32 mend_errno;
 };
@@ -301,13 +297,6 @@ struct kvreg_peer {
 	unsigned int mend_ms;
 	/* Stops the mend's connect when the last put would wait for it. */
 	struct kvreg_connect_stop mend_stop;
-	/*
-	 * Rails whose peer broke the protocol (a bit each), set from the
-	 * CQ; the mend takes them, under @mutex, and waits @penalty_ms,
-	 * doubled at each offence, before it connects them again.
-	 */
-	atomic_t broke;
-	unsigned int penalty_ms;
 	/*
 	 * On kf->peers from its making to its release, under kf->peers_lock,
 	 * imported or only held by work in flight; @aborted too.
@@ -408,7 +397,6 @@ struct kvreg_conn *kvreg_rail_get(struct kvreg_rregion *rr,
 bool kvreg_rail_take_slots(struct kvreg_peer *peer, struct kvreg_conn **conns,
 			   const u32 *slots, u32 n);
 void kvreg_rail_kick(struct kvreg_peer *peer);
-void kvreg_rail_broke(struct kvreg_peer *peer, u32 rail);
 u32 kvreg_rails_left(const struct kvreg_rregion *rr, u32 tried);
 bool kvreg_rail_on_device(const struct kvreg_rregion *rr, u32 dev_index);
 void kvreg_peer_abort(struct kvreg_peer *peer);

@@ -53,4 +53,4 @@ MODULE_PARM_DESC(max_threads,
 unsigned int kvreg_keepalive_ms = 2000;
 module_param_named(keepalive_ms, kvreg_keepalive_ms, uint, 0644);
 MODULE_PARM_DESC(keepalive_ms,
-		 "How often an exporting side probes each peer, so a peer that vanished without disconnecting is let go within a few seconds; 0: never (default 2000)");
+		 "Keepalive period: an importer writes a zero-length RDMA WRITE twice a period, and an exporter lets a peer go whose packets stopped for three; the same on every node; 0: never (default 2000)");

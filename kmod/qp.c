@@ -239,51 +239,6 @@ static int kvreg_qp_own_step(struct kvreg_qp *q, struct rdma_cm_id *cm_id,
 	return ib_modify_qp(q->qp, &attr, mask);
 }
 
-/* One empty receive, for a keepalive SEND of the exporter. */
-static int kvreg_qp_post_keepalive_recv(struct kvreg_qp *q)
-{
-	struct ib_recv_wr wr = { .wr_cqe = &q->recv_cqe };
-	const struct ib_recv_wr *bad;
-
-	return ib_post_recv(q->qp, &wr, &bad);
-}
-
-/* The one thing a keepalive receive may take: an empty SEND. */
-static bool kvreg_qp_is_keepalive(const struct ib_wc *wc)
-{
-	return wc->opcode == IB_WC_RECV && !wc->byte_len &&
-	       !(wc->wc_flags & (IB_WC_WITH_INVALIDATE | IB_WC_WITH_IMM));
-}
-
-/*
- * From the CQ: a keepalive came, so a receive is posted in its place; a
- * flush is the drain's or the error state's, and the QP is going.
- * Anything else was the peer's doing (a SEND with Invalidate, immediate
- * data or a payload, or the error the device answered it with): no
- * receive is posted again, so nothing more of the kind lands, and the
- * connection is cut.
- */
-static void kvreg_qp_keepalive_recv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct kvreg_qp *q = container_of(wc->wr_cqe, struct kvreg_qp,
-					  recv_cqe);
-
-	if (wc->status == IB_WC_WR_FLUSH_ERR)
-		return;
-	/*
-	 * Judged whether or not @ready is up yet: the exporter may send as
-	 * soon as it has the RTU, before the ESTABLISHED handler ran here.
-	 */
-	if (wc->status == IB_WC_SUCCESS && kvreg_qp_is_keepalive(wc)) {
-		if (READ_ONCE(q->ready))
-			kvreg_qp_post_keepalive_recv(q);
-		return;
-	}
-	WRITE_ONCE(q->ready, false);
-	if (q->peer_broke)
-		q->peer_broke(q);
-}
-
 /*
  * The importer's QP on the peer's REP (the CM's CONNECT_RESPONSE): RTR,
  * then RTS; INIT it reached when it was made. The caller sends the RTU.
@@ -300,8 +255,8 @@ int kvreg_qp_own_rts(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
  * (@own_states) is not given to the CM: kvreg moves it, with no remote
  * access flags at any state, so the node it connects to cannot reach the
  * importer's memory even in the instant before the connection is up.
- * Caller holds teardown_rwsem of @kdev for read. A receive slot for
- * ib_drain_qp()'s marker, and on the importer's, for the keepalives.
+ * Caller holds teardown_rwsem of @kdev for read. One receive slot, for
+ * ib_drain_qp()'s marker: neither side posts a receive of its own.
  */
 int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 		       struct ib_pd *pd, struct rdma_cm_id *cm_id,
@@ -310,18 +265,17 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 		       void *ctx)
 {
 	/*
-	 * An importer's: a synchronous chain and SUBMIT's work side by
-	 * side. An accepted one only responds: it posts a keepalive and the
-	 * drain's marker, and a peer may open thousands of them.
+	 * An importer's: a synchronous chain, SUBMIT's work and the
+	 * keepalive WRITE side by side. An accepted one only responds: it
+	 * posts the drain's marker alone, and a peer may open thousands.
 	 */
-	u32 send_wr = own_states ? KVREG_SQ_DEPTH + KVREG_SUBMIT_DEPTH :
+	u32 send_wr = own_states ? KVREG_SQ_DEPTH + KVREG_SUBMIT_DEPTH + 1 :
 			KVREG_PASSIVE_SQ_DEPTH;
-	u32 recv_wr = own_states ? KVREG_KEEPALIVE_RECVS + 1 : 1;
+	u32 recv_wr = 1;
 	struct ib_qp_init_attr init_attr = {
 		.event_handler = event_handler,
 		.qp_context = ctx,
 	};
-	u32 i;
 	int ret;
 
 	q->dev = kdev;
@@ -330,13 +284,13 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	spin_lock_init(&q->post_lock);
 	/* Each WR, signalled or not (a flush completes each); each receive. */
 	ret = kvreg_qp_get_cq(q, (own_states ? KVREG_CQ_DEPTH +
-				      KVREG_SUBMIT_DEPTH : send_wr) + recv_wr);
+				      KVREG_SUBMIT_DEPTH + 1 : send_wr) +
+			      recv_wr);
 	if (ret)
 		goto err_mutex;
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
 	init_attr.cap.max_send_wr = send_wr;
-	/* The drain's marker, and the importer's keepalive receives. */
 	init_attr.cap.max_recv_wr = recv_wr;
 	init_attr.cap.max_send_sge = 1;
 	init_attr.cap.max_recv_sge = 1;
@@ -356,12 +310,6 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	}
 	/* INIT now, as rdma_create_qp() does: a drain needs a QP past RESET. */
 	ret = kvreg_qp_own_step(q, cm_id, IB_QPS_INIT);
-	if (ret)
-		goto err_qp;
-	/* Before RTR: the exporter may send as soon as it has accepted. */
-	q->recv_cqe.done = kvreg_qp_keepalive_recv_done;
-	for (i = 0; i < KVREG_KEEPALIVE_RECVS && !ret; i++)
-		ret = kvreg_qp_post_keepalive_recv(q);
 	if (ret)
 		goto err_qp;
 	q->own_states = true;

@@ -18,9 +18,6 @@
 /* Pauses between attempts to mend a rail: the first, and the longest. */
 #define KVREG_MEND_MIN_MS	250
 #define KVREG_MEND_MAX_MS	4000
-/* A peer that broke the protocol waits this, doubled each time. */
-#define KVREG_PENALTY_MIN_MS	4000
-#define KVREG_PENALTY_MAX_MS	60000
 /* Each step of a reconnect: a rail that is down must not hold the rest. */
 #define KVREG_MEND_TIMEOUT_MS	2000
 
@@ -58,16 +55,6 @@ void kvreg_rail_kick(struct kvreg_peer *peer)
 		queue_delayed_work(kvreg_rails_wq, &peer->mend,
 				   msecs_to_jiffies(READ_ONCE(peer->mend_ms)));
 	spin_unlock_irqrestore(&peer->lock, flags);
-}
-
-/*
- * From the CQ: rail @rail's peer broke the protocol. The mend takes it
- * from here: it never waits less than the penalty for that peer.
- */
-void kvreg_rail_broke(struct kvreg_peer *peer, u32 rail)
-{
-	atomic_or(BIT(rail), &peer->broke);
-	kvreg_rail_kick(peer);
 }
 
 static void kvreg_rail_lost(struct kvreg_conn *conn)
@@ -143,12 +130,10 @@ static int kvreg_rail_connect(struct kvreg_peer *peer, u32 i, u32 timeout_ms,
 	}
 	/*
 	 * Lost before its callback was set: nothing would have said so.
-	 * Pairs with the smp_mb() in kvreg_conn_peer_broke().
+	 * Pairs with the keepalive completion's smp_mb() (conn.c).
 	 */
 	smp_mb();
-	if (READ_ONCE(conn->broke))
-		kvreg_rail_broke(peer, i);
-	else if (READ_ONCE(conn->lost))
+	if (READ_ONCE(conn->lost))
 		kvreg_rail_kick(peer);
 	return 0;
 }
@@ -184,34 +169,6 @@ static void kvreg_rail_note(struct kvreg_peer *peer, u32 i, int ret,
 	WRITE_ONCE(rail->mend_errno, err->driver_errno ?: ret);
 }
 
-/*
- * With peer->mutex held: rails whose peer broke the protocol are marked
- * so (what kvreg_conns() shows while they are down), and the next try
- * waits the penalty, which doubles with each offence: a peer that cuts
- * every connection this way gets one connection a minute at most.
- */
-static bool kvreg_peer_penalise(struct kvreg_peer *peer)
-{
-	unsigned long broke = atomic_xchg(&peer->broke, 0);
-	struct sockaddr_storage ss;
-	u32 i;
-
-	if (!broke)
-		return false;
-	peer->penalty_ms = clamp_t(unsigned int, peer->penalty_ms * 2,
-				   KVREG_PENALTY_MIN_MS, KVREG_PENALTY_MAX_MS);
-	WRITE_ONCE(peer->mend_ms, peer->penalty_ms);
-	for_each_set_bit(i, &broke, KVREG_DESC_MAX_PATHS) {
-		WRITE_ONCE(peer->rails[i].mend_reason,
-			   KVREG_REASON_PEER_PROTOCOL);
-		WRITE_ONCE(peer->rails[i].mend_errno, -EPROTO);
-		kvreg_net_sockaddr(&peer->rails[i].addr, &ss);
-		pr_warn_ratelimited("kvreg: rail %u to %pISpc: the peer broke the protocol (more than an empty keepalive SEND came); cut, connecting again in %u ms\n",
-				    i, &ss, peer->penalty_ms);
-	}
-	return true;
-}
-
 static void kvreg_peer_mend(struct work_struct *work)
 {
 	struct kvreg_peer *peer = container_of(to_delayed_work(work),
@@ -225,12 +182,6 @@ static void kvreg_peer_mend(struct work_struct *work)
 	/* A rail is the importing process's to pay for, mended or not. */
 	old = kvreg_charge_to(peer->kf->memcg);
 	mutex_lock(&peer->mutex);
-	if (kvreg_peer_penalise(peer)) {
-		mutex_unlock(&peer->mutex);
-		kvreg_charge_to(old);
-		kvreg_rail_kick(peer);
-		return;
-	}
 	for (i = 0; i < peer->nr_rails && !READ_ONCE(peer->closing); i++) {
 		if (!READ_ONCE(peer->rails[i].users) ||
 		    !kvreg_rail_down(&peer->rails[i]))

@@ -123,11 +123,10 @@ enum kvreg_reason {
 	KVREG_REASON_OP_TIMEOUT		= 55,
 	KVREG_REASON_INTERRUPTED	= 56,	/* a fatal signal: flushed */
 	/*
-	 * The peer broke kvreg's wire protocol: something other than the
-	 * empty keepalive SEND came into an importer's receive (a SEND
-	 * with Invalidate or immediate data, a payload). The connection
-	 * is cut, and connected again only after a pause that doubles
-	 * with each offence.
+	 * The peer broke kvreg's wire protocol. Wire version 1 reported
+	 * with it a SEND other than an empty keepalive; since version 2 an
+	 * importer posts no receive, and nothing reports it now. Kept: a
+	 * reason's value is never reused.
 	 */
 	KVREG_REASON_PEER_PROTOCOL	= 57,
 };
@@ -804,7 +803,7 @@ struct kvreg_desc_chunk {
 };
 
 /*
- * Connection private data, version 1 (RDMA_PS_TCP, IB_QPT_RC). The active
+ * Connection private data, version 2 (RDMA_PS_TCP, IB_QPT_RC). The active
  * side's connect request carries struct kvreg_cm_req; a refusal carries
  * struct kvreg_cm_rej with the reason (KVREG_REASON_CONN_BAD_SECRET,
  * KVREG_REASON_CONN_VERSION, ...). The accept carries struct kvreg_cm_req
@@ -812,14 +811,18 @@ struct kvreg_desc_chunk {
  * posts RDMA READ and WRITE with the descriptor's rkeys (responder
  * resources up to the device's max_qp_rd_atom) and sends nothing else.
  * The active side asks for no responder resources and its QP takes no
- * incoming RDMA READ, WRITE or atomic: a peer that posts one gets an
- * error. The passive side sends an empty SEND every kvreg.keepalive_ms
- * to learn that the active side is still there; an active side keeps
- * empty receives posted for them (a plain verbs peer that does not is
- * answered RNR, which does no harm).
+ * incoming RDMA READ, WRITE or atomic, and posts no receive: a peer that
+ * posts one of those, or any SEND, gets an error or RNR. Liveness (since
+ * version 2; version 1's passive side sent empty SENDs into receives the
+ * active side kept posted, which a SEND with Invalidate could abuse):
+ * the active side posts a zero-length RDMA WRITE (no address, no key)
+ * twice every kvreg.keepalive_ms, and learns from its failure that the
+ * passive side is gone; the passive side lets go of a connection whose
+ * expected receive PSN has not moved for three of its keepalive periods.
+ * Both ends should run the same kvreg.keepalive_ms.
  */
 #define KVREG_CM_MAGIC		0x4352564bU	/* "KVRC" */
-#define KVREG_CM_VERSION	1
+#define KVREG_CM_VERSION	2
 struct kvreg_cm_req {
 	__le32 magic;
 	__le16 version;

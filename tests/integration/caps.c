@@ -13,8 +13,9 @@
  *    stops a loop of honest imports;
  *  - a peer speaking another version of the connection's wire format:
  *    refused with CONN_VERSION and the version spoken here;
- *  - a peer that asks for RNR retries for ever and posts no receive: the
- *    exporter's keepalive lets it go;
+ *  - a peer that connects and then sends nothing (asking for RNR retries
+ *    for ever too): the exporter's keepalive, which watches its QP's
+ *    receive PSN, lets it go;
  *  - a flood of connection requests (argv[1], 1,000 by default) from a
  *    raw librdmacm peer with the endpoint's valid secret:
  *    max_conns_per_peer (default) stops it, the REJ says so with the
@@ -478,7 +479,10 @@ static void flooder(void *unused)
 	      "a request of version %d: %s, reason %u, version %u",
 	      KVREG_CM_VERSION + 1, rdma_event_str(got), rej.reason,
 	      rej.version);
-	/* Then: a peer whose SENDs the exporter could retry for ever. */
+	/*
+	 * Then: a peer that sends nothing once connected, and asks for RNR
+	 * retries for ever (version 1's exporter SENDs would have retried).
+	 */
 	id = flood_one(ch, &res, 0, 7, NULL, &got);
 	CHECK(id, "the hostile connection: %s", rdma_event_str(got));
 	fl->hostile_gone_s = flood_gone(ch, id, 30);
@@ -565,9 +569,9 @@ static void check_flood(struct kvreg *kv, struct kvt_exporter *x,
 	memcpy(&fl->dst.sin_addr, p->addr, 4);
 
 	c = kvt_spawn(flooder, NULL, 'h');
-	CHECK(fl->hostile_gone_s >= 0, "a connection whose keepalives are "
-	      "answered RNR for ever was kept for 30 s");
-	printf("a peer answering RNR for ever: let go after %.1f s\n",
+	CHECK(fl->hostile_gone_s >= 0, "a connected peer that sends nothing "
+	      "was kept for 30 s");
+	printf("a connected peer that sends nothing: let go after %.1f s\n",
 	       fl->hostile_gone_s);
 
 	/*
