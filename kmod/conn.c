@@ -265,7 +265,8 @@ static void kvreg_conn_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * kvreg_rail_connect() sees @lost. Pairs with its smp_mb().
 		 */
 		smp_mb();
-		lost_fn = READ_ONCE(conn->lost_fn);
+		/* Pairs with its release: @rail_peer is seen with it. */
+		lost_fn = smp_load_acquire(&conn->lost_fn);
 		if (lost_fn)
 			lost_fn(conn);
 	}
