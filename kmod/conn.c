@@ -230,9 +230,10 @@ static void kvreg_conn_cancel_close(struct kvreg_conn *conn)
 }
 
 /*
- * A passive connection's QP can fail with no CM event: a responder
- * access error (a revoked or guessed rkey), a keepalive the peer never
- * acknowledged. A dead QP is let go, not kept until the file closes.
+ * A passive connection can die with no CM event: a responder access
+ * error (a revoked or guessed rkey), an importer gone quiet (its receive
+ * PSN still, kvreg_conn_heard()). It is let go, not kept until the file
+ * closes.
  */
 static void kvreg_conn_qp_failed(struct kvreg_conn *conn)
 {
