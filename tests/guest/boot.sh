@@ -10,11 +10,11 @@
 # (bookworm's: the host's under an overlay, where DKMS and the packages
 # can be installed), and the working tree mounted at the same path as on
 # the host.
-# For a pair of guests (tests/guest/pair.sh): KVREG_NET=fd:N (a connected
-# stream socket, tests/guest/unix-link.py), listen:PORT or connect:PORT (a
-# QEMU socket link on 127.0.0.1) gives the guest a virtio-net NIC (MAC
-# KVREG_MAC), KVREG_NET2 (MAC KVREG_MAC2) a second one, and
-# KVREG_XCHG=DIR a directory both guests share at /kvreg-x.
+# For a pair of guests (tests/guest/pair.sh): KVREG_NET=fd:N, a connected
+# stream socket at fd N (tests/guest/unix-link.py makes them), gives the
+# guest a virtio-net NIC (MAC KVREG_MAC) on a QEMU socket link,
+# KVREG_NET2 (MAC KVREG_MAC2) a second one, and KVREG_XCHG=DIR a
+# directory both guests share at /kvreg-x.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -34,23 +34,16 @@ bookworm|bullseye|trixie|forky)
 *)
 	read -r KVER VMLINUZ INITRD MODDIR < <("$HERE/kernel.sh" prepare) ;;
 esac
-# One link's socket netdev: ID, then fd:N, listen:PORT or connect:PORT.
-netdev() {
-	case $2 in
-	fd:*) echo "socket,id=$1,fd=${2#fd:}" ;;
-	*) echo "socket,id=$1,${2%%:*}=127.0.0.1:${2#*:}" ;;
-	esac
-}
 NET=(-nic none)
 case ${KVREG_NET:-} in
-fd:*|listen:*|connect:*)
-	NET=(-netdev "$(netdev n0 "$KVREG_NET")"
+fd:*)
+	NET=(-netdev "socket,id=n0,fd=${KVREG_NET#fd:}"
 	     -device "virtio-net-pci,netdev=n0,mac=${KVREG_MAC:-52:54:00:4b:56:01}") ;;
 esac
 # A second link (eth1), for rails: the same, on its own socket.
 case ${KVREG_NET2:-} in
-fd:*|listen:*|connect:*)
-	NET+=(-netdev "$(netdev n1 "$KVREG_NET2")"
+fd:*)
+	NET+=(-netdev "socket,id=n1,fd=${KVREG_NET2#fd:}"
 	      -device "virtio-net-pci,netdev=n1,mac=${KVREG_MAC2:-52:54:00:4b:57:01}") ;;
 esac
 XCHG=()
