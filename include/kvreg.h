@@ -141,7 +141,7 @@ int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
  * registration with remote access as a descriptor: bytes it ships to
  * another node by its own means. There kvreg_import() checks it and
  * connects (timeout_ms per step, 0: KVREG_CONNECT_TIMEOUT_MS), sharing
- * the file's connections per endpoint; transfers then go to and from the
+ * the file's connections per export; transfers then go to and from the
  * peer's memory. kvreg_export() with capacity 0 returns the size needed
  * in *size (and -ENOSPC).
  *
@@ -171,9 +171,9 @@ int kvreg_import_devices(struct kvreg *kv, const void *desc, size_t size,
 /*
  * Revocation: a descriptor is a capability. kvreg_unexport() revokes one
  * registration's export through an endpoint, kvreg_unlisten() closes the
- * endpoint (its exports, its connections), kvreg_rekey() gives it a new
- * secret (descriptors exported before stop working, its connections are
- * cut). Each returns once no peer can reach what it revoked.
+ * endpoint (its exports, its connections), kvreg_rekey() gives each of
+ * its exports a new secret (descriptors exported before stop working, its
+ * connections are cut). Each returns once no peer can reach what it revoked.
  */
 int kvreg_unexport(struct kvreg *kv, uint64_t endpoint,
 		   const struct kvreg_mr *mr, struct kvreg_error *err);

@@ -5,9 +5,9 @@
  * transfers: their QP lives in the file's PD, beside the MRs whose lkeys
  * it uses, and kvreg moves it through its states itself so that it never
  * takes incoming RDMA. Passive ones are accepted on an endpoint
- * (endpoint.c) when the peer presents the endpoint's secret, and only
- * respond: their QP lives in the endpoint's PD, where only the endpoint's
- * exports have keys.
+ * (endpoint.c) when the peer presents the secret of one of its exports,
+ * and only respond: their QP lives in that export's PD, where only that
+ * export has keys.
  *
  * As nvme-rdma and nvmet-rdma do: a cm_id is never destroyed from its own
  * callback (the callback returns non-zero to have the CM do it); device
@@ -536,7 +536,7 @@ static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 
 /*
  * Caller holds kf->lock; conn->dev and conn->cm_id are set, and for a
- * passive connection conn->fdev (its endpoint's PD). An active one's QP
+ * passive connection conn->fdev (its export's PD). An active one's QP
  * goes in the file's own PD.
  */
 static int kvreg_conn_make_qp(struct kvreg_conn *conn,
@@ -695,18 +695,16 @@ static bool kvreg_conn_over_cap(struct kvreg_endpoint *ep,
 	return true;
 }
 
-static u16 kvreg_conn_check_req(const struct kvreg_accept *acc,
-				const u8 *secret)
+/* The request's form; its secret is looked up later. */
+static u16 kvreg_conn_check_req(const struct kvreg_accept *acc)
 {
 	const struct kvreg_cm_req *req = &acc->req;
 
-	/* Not a kvreg peer: it cannot know the secret either. */
+	/* Not a kvreg peer: it cannot know a secret either. */
 	if (!acc->req_whole || le32_to_cpu(req->magic) != KVREG_CM_MAGIC)
 		return KVREG_REASON_CONN_BAD_SECRET;
 	if (le16_to_cpu(req->version) != KVREG_CM_VERSION)
 		return KVREG_REASON_CONN_VERSION;
-	if (crypto_memneq(req->secret, secret, KVREG_SECRET_LEN))
-		return KVREG_REASON_CONN_BAD_SECRET;
 	return 0;
 }
 
@@ -740,21 +738,15 @@ static int kvreg_conn_accept_charged(struct kvreg_accept *acc)
 	struct rdma_conn_param param = {};
 	struct kvreg_file *kf = ep->kf;
 	struct kvreg_net_addr from;
-	u8 secret[KVREG_SECRET_LEN];
 	struct kvreg_file_dev *fdev;
+	struct kvreg_exported *ex;
 	struct kvreg_error err = {};
 	struct kvreg_conn *conn;
 	struct kvreg_dev *kdev;
-	u32 secret_gen;
 	u16 reason;
 	int ret;
 
-	mutex_lock(&ep->mutex);
-	memcpy(secret, ep->secret, sizeof(secret));
-	secret_gen = ep->secret_gen;
-	mutex_unlock(&ep->mutex);
-	reason = kvreg_conn_check_req(acc, secret);
-	memzero_explicit(secret, sizeof(secret));
+	reason = kvreg_conn_check_req(acc);
 	if (reason)
 		return kvreg_conn_reject(id, reason);
 	kdev = kvreg_dev_find(id->device);
@@ -775,17 +767,24 @@ static int kvreg_conn_accept_charged(struct kvreg_accept *acc)
 		err.reason = KVREG_REASON_CONN_NO_LISTENER;
 		goto err_unlock;
 	}
-	if (kvreg_conn_over_cap(ep, &from, &err))
-		goto err_unlock;
-	/* The endpoint's PD: its exports' keys, and no other, work here. */
+	/*
+	 * The PD of the export whose secret it presented: that export's
+	 * keys, and no other, work here. Listed under the same kf->lock,
+	 * so a REKEY or UNLISTEN that changes the secrets and then cuts
+	 * under kf->lock either refuses it here or cuts it.
+	 */
 	mutex_lock(&ep->mutex);
-	if (ep->secret_gen != secret_gen) {
-		/* REKEY came since: under kf->lock, so it cuts no more. */
+	ex = kvreg_export_by_secret(ep, acc->req.secret);
+	if (!ex) {
 		mutex_unlock(&ep->mutex);
 		err.reason = KVREG_REASON_CONN_BAD_SECRET;
 		goto err_unlock;
 	}
-	fdev = kvreg_pd_get(&ep->devs, kdev, &err);
+	if (kvreg_conn_over_cap(ep, &from, &err)) {
+		mutex_unlock(&ep->mutex);
+		goto err_unlock;
+	}
+	fdev = kvreg_pd_get(&ex->pds, kdev, &err);
 	mutex_unlock(&ep->mutex);
 	if (IS_ERR(fdev))
 		goto err_unlock;

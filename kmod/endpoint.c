@@ -3,19 +3,18 @@
  * Endpoints: a file listens on local addresses, in its own network
  * namespace, through the RDMA CM: one address to begin with, more added
  * to the same endpoint (a rail per address, each on the device that owns
- * it). Connection requests that present the endpoint's secret become
- * connections of that file (conn.c); the secret is random per endpoint
- * and travels only in the descriptors the file exports, so a peer without
- * one cannot connect. Those connections live in the endpoint's own PDs,
- * beside the MRs of its exports and nothing else (export.c). A listener
- * whose device is removed is not bound again: the rkeys its paths carried
- * died with that device, so a peer must import a descriptor exported anew.
- * UNLISTEN closes an endpoint, REKEY gives it a new secret; both cut the
- * connections it accepted.
+ * it). Connection requests that present the secret of one of its exports
+ * become connections of that file (conn.c); each export's secret is
+ * random and travels only in its descriptors, so a peer without one
+ * cannot connect. A connection lives in the PDs of the export whose
+ * secret it presented, beside that export's MRs and nothing else
+ * (export.c). A listener whose device is removed is not bound again: the
+ * rkeys its paths carried died with that device, so a peer must import a
+ * descriptor exported anew. UNLISTEN closes an endpoint, REKEY gives each
+ * of its exports a new secret; both cut the connections it accepted.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
-#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "kvreg.h"
@@ -207,11 +206,11 @@ static struct kvreg_endpoint *kvreg_endpoint_alloc(struct kvreg_file *kf)
 		return NULL;
 	ep->kf = kf;
 	mutex_init(&ep->mutex);
-	INIT_LIST_HEAD(&ep->devs);
 	INIT_LIST_HEAD(&ep->exports);
+	hash_init(ep->by_secret);
+	INIT_LIST_HEAD(&ep->spare_pds);
 	hash_init(ep->addr_counts);
 	atomic_set(&ep->nr_accepts, 0);
-	get_random_bytes(ep->secret, sizeof(ep->secret));
 	return ep;
 }
 
@@ -248,10 +247,11 @@ static void kvreg_endpoint_free(struct kvreg_endpoint *ep)
 	}
 	/* Every connection was unlisted, each taking its count with it. */
 	WARN_ON_ONCE(!hash_empty(ep->addr_counts));
-	kvreg_pds_release(&ep->devs);
+	WARN_ON_ONCE(!hash_empty(ep->by_secret));
+	kvreg_pds_release(&ep->spare_pds);
 	kvreg_caps_uncharge_endpoint(ep->kf->km);
 	mutex_destroy(&ep->mutex);
-	kfree_sensitive(ep);
+	kfree(ep);
 }
 
 /* Caller holds kf->ep_mutex: @handle's endpoint, taken off the file. */
@@ -292,9 +292,9 @@ int kvreg_unlisten(struct kvreg_file *kf, u64 handle, struct kvreg_error *err)
 }
 
 /*
- * A new secret: descriptors exported before cannot connect, and the
- * connections made with the old one are cut, so no holder of an old
- * descriptor keeps a way in.
+ * New secrets for every export: descriptors exported before cannot
+ * connect, and the connections made with the old ones are cut, so no
+ * holder of an old descriptor keeps a way in.
  */
 int kvreg_rekey(struct kvreg_file *kf, u64 handle, struct kvreg_error *err)
 {
@@ -305,11 +305,8 @@ int kvreg_rekey(struct kvreg_file *kf, u64 handle, struct kvreg_error *err)
 	ep = kvreg_endpoint_find(kf, handle);
 	mutex_unlock(&kf->lock);
 	if (ep) {
-		mutex_lock(&ep->mutex);
-		get_random_bytes(ep->secret, sizeof(ep->secret));
-		ep->secret_gen++;
-		mutex_unlock(&ep->mutex);
-		/* Then: an accept not yet listed sees the bump, or is cut. */
+		kvreg_exports_rekey(ep);
+		/* An accept that found an old secret is listed, then cut. */
 		kvreg_endpoint_conns_cut(ep);
 	}
 	mutex_unlock(&kf->ep_mutex);

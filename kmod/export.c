@@ -2,12 +2,16 @@
 /*
  * Exports: a registration made reachable through one endpoint, and only
  * through it. The first EXPORT of a registration through an endpoint
- * fast-registers its pages again, as new MRs in the endpoint's own PD
- * on each device the endpoint listens on, with the remote access it was
- * registered with; the connections the endpoint accepts live in that PD
- * and so reach those MRs and nothing else of the process. The pages are
- * not pinned or DMA-mapped again: the new MRs map the registration's own
- * DMA-mapped table, which the export holds by a reference.
+ * draws a secret for it and fast-registers its pages again, as new MRs
+ * in a PD of the export's own on each device the endpoint listens on,
+ * with the remote access it was registered with. A connection that
+ * presents that secret lives in that PD, and so reaches those MRs and
+ * nothing else of the process: not the endpoint's other exports, whose
+ * rkeys differ from these by little more than the index, and not this
+ * registration's next export, should it be revoked and exported again.
+ * The pages are not pinned or DMA-mapped again: the new MRs map the
+ * registration's own DMA-mapped table, which the export holds by a
+ * reference.
  *
  * Revoking (UNEXPORT, DEREGISTER, UNLISTEN, close, device removal)
  * deregisters those MRs: ib_dereg_mr() returns once the device refuses
@@ -15,9 +19,20 @@
  * comes after fails with a remote access error, and none can reach the
  * pages once the registration unpins them.
  */
+#include <crypto/algapi.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "kvreg.h"
+
+/* The bucket of a secret: its first bytes, random already. */
+static u32 kvreg_secret_hash(const u8 *secret)
+{
+	u32 h;
+
+	memcpy(&h, secret, sizeof(h));
+	return h;
+}
 
 static int kvreg_ed_cg_charge(struct kvreg_export_dev *ed,
 			      struct kvreg_error *err)
@@ -66,7 +81,57 @@ static void kvreg_export_dev_remove(struct kvreg_dev_user *user)
 }
 
 /*
- * @ex's MRs on @rd's device, in the endpoint's PD there: charged first,
+ * Under the endpoint's mutex: @ex's PD on @kdev, with a reference. A PD
+ * that a revoked export left with no connection in it holds nothing but
+ * its idle engine: it serves as well as a new one, without making a QP.
+ */
+static struct kvreg_file_dev *kvreg_export_pd_get(struct kvreg_exported *ex,
+						  struct kvreg_dev *kdev,
+						  struct kvreg_error *err)
+{
+	struct kvreg_endpoint *ep = ex->ep;
+	struct kvreg_file_dev *fdev;
+
+	lockdep_assert_held(&ep->mutex);
+	list_for_each_entry(fdev, &ep->spare_pds, file_node) {
+		if (fdev->dev == kdev && !READ_ONCE(kdev->dead)) {
+			list_move_tail(&fdev->file_node, &ex->pds);
+			break;
+		}
+	}
+	return kvreg_pd_get(&ex->pds, kdev, err);
+}
+
+/*
+ * @ex's PDs, once no MR of it is left: one no connection holds is kept
+ * for the endpoint's next export, if it has none on that device.
+ * Unhashed, @ex takes no new connection, so a count of one (the list's)
+ * stays one.
+ */
+static void kvreg_export_pds_release(struct kvreg_exported *ex)
+{
+	struct kvreg_endpoint *ep = ex->ep;
+	struct kvreg_file_dev *fdev, *tmp, *spare;
+	LIST_HEAD(gone);
+	bool have;
+
+	mutex_lock(&ep->mutex);
+	list_for_each_entry_safe(fdev, tmp, &ex->pds, file_node) {
+		have = false;
+		list_for_each_entry(spare, &ep->spare_pds, file_node)
+			have |= spare->dev == fdev->dev;
+		if (!have && kref_read(&fdev->ref) == 1 &&
+		    !READ_ONCE(fdev->dev->dead))
+			list_move_tail(&fdev->file_node, &ep->spare_pds);
+		else
+			list_move_tail(&fdev->file_node, &gone);
+	}
+	mutex_unlock(&ep->mutex);
+	kvreg_pds_release(&gone);
+}
+
+/*
+ * @ex's MRs on @rd's device, in the export's PD there: charged first,
  * like the registration's own, then made. On failure nothing is left.
  */
 static int kvreg_export_dev_make(struct kvreg_exported *ex,
@@ -79,7 +144,7 @@ static int kvreg_export_dev_make(struct kvreg_exported *ex,
 	int ret;
 
 	mutex_lock(&ex->ep->mutex);
-	pd = kvreg_pd_get(&ex->ep->devs, kdev, err);
+	pd = kvreg_export_pd_get(ex, kdev, err);
 	mutex_unlock(&ex->ep->mutex);
 	if (IS_ERR(pd))
 		return PTR_ERR(pd);
@@ -210,6 +275,9 @@ int kvreg_exported_get(struct kvreg_endpoint *ep, struct kvreg_reg *reg,
 		ex->access = reg->access & (KVREG_ACCESS_REMOTE_READ |
 					    KVREG_ACCESS_REMOTE_WRITE);
 		INIT_LIST_HEAD(&ex->reg_node);
+		INIT_HLIST_NODE(&ex->secret_node);
+		INIT_LIST_HEAD(&ex->pds);
+		get_random_bytes(ex->secret, sizeof(ex->secret));
 		list_add_tail(&ex->ep_node, &ep->exports);
 	}
 	ret = kvreg_exported_fill(ex, err);
@@ -231,6 +299,13 @@ int kvreg_exported_get(struct kvreg_endpoint *ep, struct kvreg_reg *reg,
 		err->argument = KVREG_ARG_HANDLE;
 		goto err_revoke;
 	}
+	if (fresh) {
+		/* Complete: a connection may find it from now on. */
+		mutex_lock(&ep->mutex);
+		hash_add(ep->by_secret, &ex->secret_node,
+			 kvreg_secret_hash(ex->secret));
+		mutex_unlock(&ep->mutex);
+	}
 	*exp = ex;
 	return 0;
 
@@ -241,14 +316,21 @@ err_revoke:
 
 /*
  * Caller holds kf->ep_mutex. Every key of @ex is dead in its device when
- * this returns; then the registration may go.
+ * this returns; then the registration may go. The connections made with
+ * its secret stay until their peers or the endpoint drop them, in PDs
+ * where no key is left.
  */
 void kvreg_exported_revoke(struct kvreg_exported *ex)
 {
-	struct kvreg_file *kf = ex->ep->kf;
+	struct kvreg_endpoint *ep = ex->ep;
+	struct kvreg_file *kf = ep->kf;
 	u32 i = ex->nr_devs;
 
 	lockdep_assert_held(&kf->ep_mutex);
+	/* First: no connection is let in with its secret any more. */
+	mutex_lock(&ep->mutex);
+	hash_del(&ex->secret_node);
+	mutex_unlock(&ep->mutex);
 	list_del(&ex->ep_node);
 	mutex_lock(&kf->lock);
 	list_del_init(&ex->reg_node);
@@ -262,8 +344,45 @@ void kvreg_exported_revoke(struct kvreg_exported *ex)
 		up_read(&kdev->teardown_rwsem);
 		kvreg_file_dev_put(ed->pd);
 	}
+	kvreg_export_pds_release(ex);
 	kvreg_reg_put(ex->reg);
-	kfree(ex);
+	kfree_sensitive(ex);
+}
+
+/* Caller holds @ep's mutex. */
+struct kvreg_exported *kvreg_export_by_secret(struct kvreg_endpoint *ep,
+					      const u8 *secret)
+{
+	struct kvreg_exported *ex;
+
+	lockdep_assert_held(&ep->mutex);
+	hash_for_each_possible(ep->by_secret, ex, secret_node,
+			       kvreg_secret_hash(secret))
+		if (!crypto_memneq(ex->secret, secret, KVREG_SECRET_LEN))
+			return ex;
+	return NULL;
+}
+
+/*
+ * Caller holds kf->ep_mutex: a new secret for each of @ep's exports, so
+ * that no descriptor exported before lets a connection in. The caller
+ * then cuts the connections already in.
+ */
+void kvreg_exports_rekey(struct kvreg_endpoint *ep)
+{
+	struct kvreg_exported *ex;
+
+	lockdep_assert_held(&ep->kf->ep_mutex);
+	mutex_lock(&ep->mutex);
+	list_for_each_entry(ex, &ep->exports, ep_node) {
+		if (hlist_unhashed(&ex->secret_node))
+			continue;
+		hash_del(&ex->secret_node);
+		get_random_bytes(ex->secret, sizeof(ex->secret));
+		hash_add(ep->by_secret, &ex->secret_node,
+			 kvreg_secret_hash(ex->secret));
+	}
+	mutex_unlock(&ep->mutex);
 }
 
 /*

@@ -3,9 +3,9 @@
  * An open file's own protection domain on each device it uses, created on
  * first use, and the QP that serves it there. The file's MRs live in it,
  * so no QP of another file (another process) can reach them with a
- * guessed rkey. An endpoint has domains of its own, made the same way
- * (endpoint.c): only its exports' MRs and accepted connections live
- * there. Device removal takes the PD and QP away; the struct stays until
+ * guessed rkey. Each export has domains of its own, made the same way
+ * (export.c): only its MRs and the connections that presented its secret
+ * live there. Device removal takes the PD and QP away; the struct stays until
  * its owner and its users let go of it.
  */
 #include <linux/slab.h>
@@ -94,7 +94,7 @@ err_unlock:
 }
 
 /*
- * Caller holds the lock of @devs (a file's or an endpoint's list). The
+ * Caller holds the lock of @devs (a file's or an export's list). The
  * owner's PD and QP on @kdev, made now if this is its first use of it,
  * with a reference for the caller. One left over from a device that was
  * removed (its index may be reused) is dropped and replaced.

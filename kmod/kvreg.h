@@ -24,8 +24,8 @@
  * pool, the retry list).
  *
  * kvreg_endpoint.mutex is taken alone or under kvreg_file.lock, before a
- * device's teardown_rwsem; a CM callback takes it (for the secret and the
- * endpoint's PD), so it is never held across rdma_destroy_id() either.
+ * device's teardown_rwsem; the accept work takes it (for an export's
+ * secret and PD), so it is never held across rdma_destroy_id() either.
  * The RDMA CM holds its id's handler_mutex while it calls kvreg (which
  * then takes kvreg_file.lock): no kvreg lock but kvreg_file.ep_mutex is
  * held across rdma_destroy_id(), rdma_listen() or the like.

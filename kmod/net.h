@@ -74,7 +74,8 @@ enum {
  * the CM routed it through. Active (this file imported a region of the
  * peer, and posts): its QP lives in the file's PD and takes no RDMA.
  * Passive (accepted on one of this file's endpoints; the peer posts, this
- * side only responds): its QP lives in the endpoint's PD.
+ * side only responds): its QP lives in the PD of the export whose secret
+ * the peer presented.
  *
  * Lifetime: a reference for the file's list (passive) or for each remote
  * region (active), one for a queued @close_work. The last put tears the
@@ -141,7 +142,7 @@ struct kvreg_conn {
 	atomic_t keepalive_busy;	/* active: a WRITE is pending */
 	u32 keepalive_stuck;		/* periods without progress */
 	u32 keepalive_psn;		/* passive: rq_psn at the last look */
-	/* Active: the address it connects to, and the endpoint's secret. */
+	/* Active: the address it connects to, and the export's secret. */
 	struct kvreg_net_addr peer;
 	u8 secret[KVREG_SECRET_LEN];
 	u64 device_mask;		/* local devices it may use; 0: any */
@@ -219,11 +220,12 @@ struct kvreg_listener {
 };
 
 /*
- * A listening endpoint of a file: one secret, an address per rail, and a
- * protection domain of its own on each device it listens on, where the
- * connections it accepts and the MRs of its exports live, and nothing
- * else. Made, changed and freed under kf->ep_mutex; a listener's CM
- * callback may use it until rdma_destroy_id() of every listener returns.
+ * A listening endpoint of a file: an address per rail, and its exports,
+ * each with a secret and a protection domain of its own (struct
+ * kvreg_exported): a connection it accepts lives in the PD of the export
+ * whose secret it presented. Made, changed and freed under kf->ep_mutex;
+ * a listener's CM callback may use it until rdma_destroy_id() of every
+ * listener returns.
  */
 struct kvreg_endpoint {
 	struct list_head node;		/* on kf->endpoints; kf->lock */
@@ -231,20 +233,21 @@ struct kvreg_endpoint {
 	struct kvreg_file *kf;
 	bool closing;			/* kf->lock: accept no connection */
 	/*
-	 * Protects @secret, @secret_gen, @nr_listeners, @listeners and
-	 * @devs. The accept work takes it: never wait on the CM holding it.
+	 * Protects @nr_listeners, @listeners, @by_secret and each export's
+	 * secret and PDs. The accept work takes it: never wait on the CM
+	 * holding it.
 	 */
 	struct mutex mutex;
-	u8 secret[KVREG_SECRET_LEN];
-	/*
-	 * Bumped with each new secret: a connection let in with the one
-	 * before is refused when it would be listed (see REKEY).
-	 */
-	u32 secret_gen;
 	u32 nr_listeners;
 	struct kvreg_listener *listeners[KVREG_DESC_MAX_PATHS];
-	struct list_head devs;		/* kvreg_file_dev.file_node */
 	struct list_head exports;	/* kvreg_exported; kf->ep_mutex */
+	/* Its exports by secret, for a connection request to find one. */
+	DECLARE_HASHTABLE(by_secret, 4);
+	/*
+	 * PDs a revoked export left with no connection in them, at most
+	 * one per device, for the next export (kvreg_file_dev.file_node).
+	 */
+	struct list_head spare_pds;
 	u32 nr_conns;			/* on kf->conns with @ep; kf->lock */
 	DECLARE_HASHTABLE(addr_counts, 6);	/* kvreg_addr_count; kf->lock */
 	/*
@@ -271,14 +274,15 @@ struct kvreg_rail {
 };
 
 /*
- * A file's rails to one endpoint (rails.c): a connection per path of its
+ * A file's rails to one export (rails.c): a connection per path of its
  * descriptors, shared by every region imported from it with the same
- * device mask. Held by each of those regions; the last put lets every
- * rail go. @lock (a spinlock: the CQ's softirq takes it) protects each
- * rail's @conn, @nr_rails, @retry and @closing; @mutex protects adding
- * rails, each rail's @excluded and mend state, and @mend_ms. It is not
- * held across a connect (kvreg_rail_connect() drops it), and never taken
- * under @lock or kf->lock.
+ * device mask (an IMPORT of the same descriptor again). Held by each of
+ * those regions; the last put lets every rail go. @lock (a spinlock: the
+ * CQ's softirq takes it) protects each rail's @conn, @nr_rails, @retry
+ * and @closing; @mutex protects adding rails, each rail's @excluded and
+ * mend state, and @mend_ms. It is not held across a connect
+ * (kvreg_rail_connect() drops it), and never taken under @lock or
+ * kf->lock.
  */
 struct kvreg_peer {
 	struct kref ref;

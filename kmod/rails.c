@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Rails: a file's connections to one endpoint, one per path of its
- * descriptors (an address of the endpoint, on one of the exporter's
- * devices), each through the local device the route to that address
- * takes. Operations are spread over the rails that are up; one that
- * fails is taken out, what was in flight on it goes to another (ops.c),
- * and it is connected again from a work item, with a growing pause, for
- * as long as a region uses it. As RTRS does for its paths, and as
- * Mooncake's users ask of theirs: a rail that comes back is used again
- * without the process doing anything.
+ * Rails: a file's connections to one export of an endpoint (its secret
+ * picks the export's PD there), one per path of its descriptors (an
+ * address of the endpoint, on one of the exporter's devices), each
+ * through the local device the route to that address takes. Operations
+ * are spread over the rails that are up; one that fails is taken out,
+ * what was in flight on it goes to another (ops.c), and it is connected
+ * again from a work item, with a growing pause, for as long as a region
+ * uses it. As RTRS does for its paths, and as Mooncake's users ask of
+ * theirs: a rail that comes back is used again without the process doing
+ * anything.
  */
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -278,7 +279,7 @@ void kvreg_peer_leave(struct kvreg_peer *peer,
 	kvreg_peer_put(peer);
 }
 
-/* The file's rails to the endpoint @desc names, with @device_mask. */
+/* The file's rails to the export @desc names, with @device_mask. */
 static struct kvreg_peer *kvreg_peer_find(struct kvreg_file *kf,
 					  const struct kvreg_desc *desc,
 					  u64 device_mask)

@@ -67,14 +67,14 @@ struct kvreg_exported;
 
 /*
  * An export's MRs on one device (export.c): the registration's pages,
- * as @rd maps them, registered again in the endpoint's PD with the access
- * exported. Made under teardown_rwsem read; device removal takes them
+ * as @rd maps them, registered again in the export's own PD with the
+ * access exported. Made under teardown_rwsem read; device removal takes them
  * down under it for write (@live falls), before @rd and @pd go.
  */
 struct kvreg_export_dev {
 	struct kvreg_exported *ex;
 	struct kvreg_reg_dev *rd;
-	struct kvreg_file_dev *pd;	/* the endpoint's; a reference */
+	struct kvreg_file_dev *pd;	/* the export's; a reference */
 	struct kvreg_dev_user user;	/* on dev->users while @live */
 	bool live;
 	bool charged;			/* @nr_mrs on the budgets */
@@ -91,6 +91,14 @@ struct kvreg_export_dev {
  * UNEXPORT, DEREGISTER, UNLISTEN and close revoke. Made and revoked under
  * kvreg_file.ep_mutex, which also protects @ep_node and @nr_devs;
  * @reg_node is under kvreg_file.lock.
+ *
+ * It has a secret and a protection domain on each device of its own: a
+ * connection that presents @secret is accepted into @pds, where only this
+ * export's MRs live. So a descriptor's holder reaches this export and no
+ * other of the endpoint, whatever rkey it guesses, and an export made
+ * again after UNEXPORT (new secret, new PDs) is out of reach of whoever
+ * held the old descriptor. @secret, @secret_node and @pds are under the
+ * endpoint's mutex, which the accept work takes.
  */
 struct kvreg_exported {
 	struct list_head ep_node;	/* on kvreg_endpoint.exports */
@@ -100,6 +108,9 @@ struct kvreg_exported {
 	u32 access;			/* KVREG_ACCESS_REMOTE_* granted */
 	u32 nr_devs;
 	struct kvreg_export_dev devs[KVREG_DESC_MAX_PATHS];
+	u8 secret[KVREG_SECRET_LEN];
+	struct hlist_node secret_node;	/* on kvreg_endpoint.by_secret */
+	struct list_head pds;		/* kvreg_file_dev.file_node */
 };
 
 struct kvreg_reg {
@@ -203,6 +214,10 @@ struct kvreg_exported *kvreg_exported_find(struct kvreg_endpoint *ep,
 struct kvreg_export_dev *kvreg_exported_on(struct kvreg_exported *ex,
 					   struct kvreg_dev *kdev);
 void kvreg_exported_revoke(struct kvreg_exported *ex);
+/* Under @ep's mutex: the export whose secret is @secret, or NULL. */
+struct kvreg_exported *kvreg_export_by_secret(struct kvreg_endpoint *ep,
+					      const u8 *secret);
+void kvreg_exports_rekey(struct kvreg_endpoint *ep);
 void kvreg_reg_revoke_exports(struct kvreg_file *kf, struct kvreg_reg *reg);
 
 /*

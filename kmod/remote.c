@@ -206,7 +206,7 @@ int kvreg_export(struct kvreg_file *kf, struct kvreg_export *arg,
 		ret = -ENOMEM;
 		goto out_rwsem;
 	}
-	kvreg_desc_build(blob, size, ex, ps.eds, ps.addrs, ps.nr, ep->secret);
+	kvreg_desc_build(blob, size, ex, ps.eds, ps.addrs, ps.nr, ex->secret);
 out_rwsem:
 	kvreg_export_unlock(&ps);
 	mutex_unlock(&ep->mutex);
@@ -218,7 +218,7 @@ out_unlock:
 		kvreg_bad_arg(err, KVREG_ARG_POINTER);
 		ret = -EFAULT;
 	}
-	/* It holds the endpoint's secret. */
+	/* It holds the export's secret. */
 	if (blob)
 		kvfree_sensitive(blob, size);
 	return ret;
@@ -467,7 +467,7 @@ err_free:
 }
 
 /*
- * The descriptor's secret lets its holder in to the endpoint: no copy of
+ * The descriptor's secret lets its holder in to the export: no copy of
  * it outlives the call but the rails' own (rails.c).
  */
 int kvreg_import(struct kvreg_file *kf, struct kvreg_import *arg,

@@ -477,6 +477,12 @@ struct kvreg_procs {
  * TRANSFER between a file's own registrations needs no REMOTE_* flag.
  */
 #define KVREG_FEATURE_REVOCABLE_EXPORTS	(1ULL << 7)
+/*
+ * Each export has a secret and protection domains of its own: a
+ * descriptor lets its holder in to that export only, and one exported
+ * again after UNEXPORT or DEREGISTER has a new secret.
+ */
+#define KVREG_FEATURE_EXPORT_PD		(1ULL << 8)
 
 #define KVREG_FEATURES_SIZE_VER0	32
 struct kvreg_features {
@@ -495,22 +501,28 @@ struct kvreg_features {
  * in the caller's network namespace) to the endpoint, and transfers with
  * KVREG_TRANSFER_F_REMOTE_REGION.
  *
- * The rule (KVREG_FEATURE_REVOCABLE_EXPORTS): a connection accepted on an
- * endpoint reaches exactly the registrations exported through that
- * endpoint, each only with the access it was exported with; a connection
- * an importer made reaches nothing of the importer; and once UNEXPORT,
- * DEREGISTER, UNLISTEN, REKEY (for the connections it cuts) or the
- * file's close returns, no peer can read or write a byte of that memory.
- * It holds by construction:
- *  - each endpoint has a protection domain of its own on each device it
- *    listens on; the QPs of the connections it accepts live there, and
- *    nothing else does but the MRs that EXPORT makes there;
+ * The rule (KVREG_FEATURE_REVOCABLE_EXPORTS, KVREG_FEATURE_EXPORT_PD): a
+ * connection accepted on an endpoint reaches exactly the one export whose
+ * descriptor's secret it presented, only with the access it was exported
+ * with; a connection an importer made reaches nothing of the importer;
+ * and once UNEXPORT, DEREGISTER, UNLISTEN, REKEY (for the connections it
+ * cuts) or the file's close returns, no peer can read or write a byte of
+ * that memory, nor reach it again by guessing keys. It holds by
+ * construction:
+ *  - each export has a random secret and a protection domain of its own
+ *    on each device the endpoint listens on; a connection request is
+ *    accepted into the domain of the export whose secret it carries, and
+ *    nothing else lives there but the MRs that EXPORT made for it;
  *  - EXPORT fast-registers the registration's pages (pinned once, already
  *    DMA-mapped) as new MRs in that domain, with REMOTE_READ and/or
  *    REMOTE_WRITE as registered; their rkeys are the descriptor's, and no
- *    other key of the process reaches anything through those QPs;
+ *    other key of the process, of the endpoint's other exports, or of a
+ *    later export of the same registration reaches anything through
+ *    those QPs, whatever rkey a peer tries;
  *  - revoking deregisters those MRs: the device refuses their rkeys from
  *    then on, and a peer's operation on them fails (REMOTE_ACCESS there);
+ *    its secret lets no connection in any more, and an export made again
+ *    has a new secret and new domains;
  *  - an importer's QPs accept no incoming RDMA READ, WRITE or atomic at
  *    any state (kvreg moves them through INIT, RTR and RTS itself, with
  *    no remote access flags), so the node it connected to reaches none of
@@ -538,7 +550,7 @@ struct kvreg_net_addr {
 /*
  * KVREG_IOC_LISTEN: an endpoint on a local address of an RDMA device.
  * With KVREG_LISTEN_F_ADD_ADDRESS, @endpoint (in) is an endpoint of this
- * file and @addr becomes another of its addresses, with the same secret:
+ * file and @addr becomes another of its addresses, for the same exports:
  * one rail per address, on the device that owns it (at most
  * KVREG_DESC_MAX_PATHS). A listener whose device is removed is not bound
  * again: the keys its paths carried died with the device; close the
@@ -563,14 +575,14 @@ struct kvreg_listen {
  * The first EXPORT of a registration through an endpoint makes its keys
  * there (what that costs is charged as MRs to the caller's budgets, the
  * device reserve and the rdma cgroup); another returns a descriptor of
- * the same keys, with a path for any address added since. The descriptor
- * reveals the registration's length, the access granted, the endpoint's
- * addresses and secret, and for each path the iova, length and rkey of
- * each of the export's MRs: nothing of any other registration, and no
- * handle. The iovas are not the exporter's virtual addresses: the
- * export's layout moved to a random base, a multiple of the MR page
- * size, made anew at each first EXPORT through an endpoint, so only
- * each page's offset shows.
+ * the same keys and secret, with a path for any address added since. The
+ * descriptor reveals the registration's length, the access granted, the
+ * endpoint's addresses, the export's secret, and for each path the iova,
+ * length and rkey of each of the export's MRs: nothing of any other
+ * registration or export, and no handle. The iovas are not the
+ * exporter's virtual addresses: the export's layout moved to a random
+ * base, a multiple of the MR page size, made anew at each first EXPORT
+ * through an endpoint, so only each page's offset shows.
  */
 #define KVREG_EXPORT_SIZE_VER0	56
 struct kvreg_export {
@@ -587,8 +599,9 @@ struct kvreg_export {
 };
 
 /*
- * KVREG_IOC_IMPORT: validate a descriptor and connect to its endpoint (or
- * share the file's connections to it). A connection is made on each path
+ * KVREG_IOC_IMPORT: validate a descriptor and connect to its export (or
+ * share the file's connections to it, made by an IMPORT of the same
+ * export). A connection is made on each path
  * of the descriptor (a rail), through the local device the route to that
  * address takes; it succeeds when at least one rail is up, and the module
  * keeps trying the others. The region stays until UNIMPORT or close; the
@@ -619,9 +632,11 @@ struct kvreg_import {
 /*
  * KVREG_IOC_UNEXPORT: revoke what EXPORT granted to @handle through
  * @endpoint. On return its keys are dead in every device: a peer's
- * operation that reaches them fails (there, with REMOTE_ACCESS), its
- * connection to the endpoint stays for the other exports. Fails with
- * KVREG_REASON_NOT_EXPORTED when there is nothing to revoke.
+ * operation that reaches them fails (there, with REMOTE_ACCESS), and its
+ * secret lets no connection in (KVREG_REASON_CONN_BAD_SECRET); the
+ * connections made with it stay, reaching nothing, until their peers or
+ * the endpoint drop them. Fails with KVREG_REASON_NOT_EXPORTED when
+ * there is nothing to revoke.
  */
 #define KVREG_UNEXPORT_SIZE_VER0	40
 struct kvreg_unexport {
@@ -650,11 +665,12 @@ struct kvreg_unlisten {
 };
 
 /*
- * KVREG_IOC_REKEY: give an endpoint a new secret. Every descriptor
- * exported before stops working: an IMPORT of one is refused with
- * KVREG_REASON_CONN_BAD_SECRET, and every connection accepted on the
+ * KVREG_IOC_REKEY: give each export of an endpoint a new secret. Every
+ * descriptor exported before stops working: an IMPORT of one is refused
+ * with KVREG_REASON_CONN_BAD_SECRET, and every connection accepted on the
  * endpoint is disconnected, so no peer keeps access through one. The
- * exports stay: EXPORT them again for the descriptors to ship.
+ * exports and their keys stay: EXPORT them again for the descriptors to
+ * ship.
  */
 #define KVREG_REKEY_SIZE_VER0	32
 struct kvreg_rekey {
@@ -782,7 +798,7 @@ struct kvreg_desc_head {
 	__le32 access;		/* KVREG_ACCESS_REMOTE_* granted */
 	__le16 nr_paths;	/* one per address the endpoint answers on */
 	__le16 reserved;
-	__u8 secret[KVREG_SECRET_LEN];	/* the endpoint's, for the CM */
+	__u8 secret[KVREG_SECRET_LEN];	/* the export's, for the CM */
 };
 
 /* One way to reach the region: an address of the endpoint, its device. */

@@ -372,9 +372,10 @@ static void bench_case(struct kvreg *kv, struct peer *peer, uint64_t mask,
 
 /*
  * What an EXPORT costs: the registration's pages registered again, as
- * MRs of the endpoint's PD (its PD and QP made by an EXPORT before the
- * timed ones), against the registration itself and ibv_reg_mr of the
- * same buffer, in turns. UNEXPORT is the revocation.
+ * MRs of the export's PD (a PD and QP made by an EXPORT before the timed
+ * ones, which each UNEXPORT leaves for the next EXPORT), against the
+ * registration itself and ibv_reg_mr of the same buffer, in turns.
+ * UNEXPORT is the revocation.
  */
 static void bench_export(struct kvreg *kv, struct peer *peer, uint32_t dev,
 			 enum backing b, uint64_t len, int reps)

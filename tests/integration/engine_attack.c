@@ -12,8 +12,10 @@
  * 65534, its own PD and QPs, libibverbs alone) aims RDMA WRITE and READ
  * at every engine on rxe0 with the victim's real rkeys and iovas, its
  * file's and its export's, then with guessed keys. Between rounds the
- * victim moves bytes of its own, exports again (the endpoint's engine
- * fast-registers) and, once, rekeys. No attack may land or read a byte,
+ * victim registers (its file's engine fast-registers), unexports and
+ * exports again (the export's engine, which the UNEXPORT left to the
+ * next export, fast-registers the new keys, given to the attacker for
+ * the next round) and, once, rekeys. No attack may land or read a byte,
  * and the victim's transfers keep working.
  *
  * An engine answers (ACK or NAK) its own QP number, not the attacker's, so
@@ -390,11 +392,10 @@ int main(void)
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg_mr *victim, *src, *dst, *fresh;
 	uint8_t *v, *s, *d, *f;
-	uint32_t status[32] = {}, tries = 0, recoveries = 0, frkey, i;
+	uint32_t status[32] = {}, tries = 0, recoveries = 0, i;
 	struct kvtr_event ev;
 	FILE *tf;
 	int cmd[2], res[2], wstatus;
-	uint64_t fiova;
 	struct kvreg_error err;
 	const struct kvreg_key *key;
 	struct kvreg *kv;
@@ -447,7 +448,8 @@ int main(void)
 		for (i = 0; i < 32; i++)
 			status[i] += t.status[i];
 		tries += t.tries;
-		CHECK(t.engines == 2, "round %u: the file's and the endpoint's engines on rxe0, %u seen",
+		CHECK(t.engines == 2,
+		      "round %u: the file's and the export's engines on rxe0, %u seen",
 		      r, t.engines);
 		CHECK(!t.landed, "round %u: %u WRITEs through an engine completed",
 		      r, t.landed);
@@ -462,8 +464,9 @@ int main(void)
 		 */
 		CHECK_OK(kvreg_register(kv, f, SZ_4K, KVREG_ACCESS_ALL,
 					1ULL << dev, &fresh, &err), &err);
-		export_key(kv, ep, fresh, &fiova, &frkey);
 		CHECK_OK(kvreg_deregister(kv, fresh, &err), &err);
+		CHECK_OK(kvreg_unexport(kv, ep, victim, &err), &err);
+		export_key(kv, ep, victim, &k.iova[1], &k.rkey[1]);
 		if (r == REKEY_ROUND) {
 			CHECK_OK(kvreg_rekey(kv, ep, &err), &err);
 			printf("round %u: the endpoint was rekeyed\n", r);

@@ -411,9 +411,10 @@ static int points_listen_export(struct kvreg *kv, uint8_t *buf,
 		ret = xioctl(fd, KVREG_IOC_LISTEN, &l);
 		left = fail_nth_left();
 		/*
-		 * The first EXPORT through an endpoint makes its PD and QP:
-		 * rxe's QP creation fails its own way (see points_revoke()),
-		 * so EXPORT is swept there, with the PD made.
+		 * The first EXPORT through an endpoint makes the export's PD
+		 * and QP: rxe's QP creation fails its own way (see
+		 * points_revoke()), so EXPORT is swept there, where it takes
+		 * the PD and QP the UNEXPORT before it left free.
 		 */
 		fail_nth(0);
 		if (ret)
@@ -432,12 +433,14 @@ static int points_listen_export(struct kvreg *kv, uint8_t *buf,
 }
 
 /*
- * Revoking and granting again: UNEXPORT, EXPORT anew (new keys), REKEY
- * and UNLISTEN in turn, each failure point of them: a failure says why,
- * and the close leaves nothing behind. The endpoint's PD and QP are made
- * by the first EXPORT, before the sweep: rxe's own error path for a QP
- * it failed to create (6.1) deletes a timer it never set up, which trips
- * lockdep, as IMPORT's would (see points_remote_transfer()).
+ * Revoking and granting again: UNEXPORT, EXPORT anew (new keys and
+ * secret), REKEY and UNLISTEN in turn, each failure point of them: a
+ * failure says why, and the close leaves nothing behind. The export's
+ * PD and QP are made by the first EXPORT, before the sweep, and the
+ * UNEXPORT leaves them, connectionless, for the EXPORT anew: rxe's own
+ * error path for a QP it failed to create (6.1) deletes a timer it never
+ * set up, which trips lockdep, as IMPORT's would (see
+ * points_remote_transfer()).
  */
 static int points_revoke(struct kvreg *kv, uint8_t *buf, uint64_t len)
 {

@@ -402,9 +402,9 @@ int main(int argc, char **argv)
 	const char *kvregctl = argc > 1 ? argv[1] : NULL;
 	unsigned int cycles = argc > 2 ? (unsigned int)atoi(argv[2]) : 1000;
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
-	struct kvreg *kv = kvt_open();
+	struct kvreg *kv = kvt_open(), *kv2;
 	struct kvreg_remote *r, *r2;
-	struct kvreg_mr *local;
+	struct kvreg_mr *local, *local2;
 	struct kvt_snap before;
 	struct kvreg_error err;
 	struct timespec t0, t1;
@@ -444,7 +444,7 @@ int main(int argc, char **argv)
 	      (unsigned long long)kvreg_remote_length(r),
 	      kvreg_remote_access(r));
 	check_bytes(kv, local, mine, r, pool);
-	/* A second import of the endpoint shares the connection. */
+	/* A second import of the same export shares the connection. */
 	{
 		long qps = kvt_rdma_res("qp");
 
@@ -467,6 +467,17 @@ int main(int argc, char **argv)
 	check_isolation(kv, local, mine, dev);
 	check_cycles(kv, local, cycles);
 
+	/*
+	 * A second file's connection, made while the export lives, for the
+	 * exporter's kill below: DEREGISTER leaves the descriptor's secret
+	 * letting no new one in.
+	 */
+	kv2 = kvt_open();
+	CHECK_OK(kvreg_register(kv2, mine, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
+				&local2, &err), &err);
+	CHECK_OK(kvreg_import(kv2, ctl->desc, ctl->desc_size, 0, &r2, &err),
+		 &err);
+
 	/* DEREGISTER revokes remote access at once. */
 	CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
 		 &err);
@@ -481,22 +492,24 @@ int main(int argc, char **argv)
 	CHECK(kvt_mismatch(pool, 0, LEN, 0x3D, 0) < 0,
 	      "a WRITE after DEREGISTER changed the memory");
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_FAILS(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
+		    &err, ECONNREFUSED, KVREG_REASON_CONN_BAD_SECRET);
 
 	/* The exporter killed: the next transfer says so, in bounded time. */
-	CHECK_OK(kvreg_import(kv, ctl->desc, ctl->desc_size, 0, &r, &err),
-		 &err);
 	kill(exp.pid, SIGKILL);
 	CHECK(waitpid(exp.pid, NULL, 0) == exp.pid, "waitpid");
 	close(exp.cmd);
 	close(exp.ack);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK_FAILS(kvreg_transfer_remote(kv, KVREG_OP_READ, local, 0, r, 0,
+	CHECK_FAILS(kvreg_transfer_remote(kv2, KVREG_OP_READ, local2, 0, r2, 0,
 					  SZ_4K, &err), &err, ENOTCONN,
 		    KVREG_REASON_CONN_LOST);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(t1.tv_sec - t0.tv_sec <= 10, "%lds to report the loss",
 	      (long)(t1.tv_sec - t0.tv_sec));
-	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_unimport(kv2, r2, &err), &err);
+	CHECK_OK(kvreg_deregister(kv2, local2, &err), &err);
+	kvreg_close(kv2);
 
 	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
 	kvt_check_unchanged(kv, &before, "after the remote tests");
