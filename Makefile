@@ -127,6 +127,7 @@ $(BUILD)/tests/pair/%: tests/pair/%.c $(BUILD)/san/libkvreg.a $(TEST_HDRS)
 $(BUILD)/tests/integration/verbs_peer: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/exports: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/export_guess: TEST_LIBS = -lrdmacm -libverbs
+$(BUILD)/tests/integration/keepalive_peer: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/caps: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/conn_rejected: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/engine_attack: TEST_LIBS = -libverbs

@@ -340,11 +340,12 @@ static void kvreg_conn_keepalive(struct work_struct *work)
 {
 	struct kvreg_conn *conn = container_of(to_delayed_work(work),
 					       struct kvreg_conn, keepalive);
-	unsigned int period = READ_ONCE(kvreg_keepalive_ms);
+	unsigned int period = conn->keepalive_ms;
 	struct kvreg_dev *kdev = conn->dev;
 	bool heard = true;
 
-	if (READ_ONCE(conn->lost) || !period)
+	/* kvreg.keepalive_ms=0 stops it on every connection too. */
+	if (READ_ONCE(conn->lost) || !period || !READ_ONCE(kvreg_keepalive_ms))
 		return;
 	/* Removal holds it for write and cancels this work: never wait. */
 	if (down_read_trylock(&kdev->teardown_rwsem)) {
@@ -450,7 +451,7 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 		/* Before any post: IMPORT returns only after this. */
 		WRITE_ONCE(conn->established, true);
 		WRITE_ONCE(conn->q.ready, true);
-		period = READ_ONCE(kvreg_keepalive_ms);
+		period = conn->keepalive_ms;
 		if (period)
 			queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
 					   msecs_to_jiffies(period));
@@ -759,6 +760,11 @@ static int kvreg_conn_accept_charged(struct kvreg_accept *acc)
 	}
 	conn->dev = kdev;
 	conn->cm_id = id;
+	/* The importer's writes come at its pace: look no faster. */
+	conn->keepalive_ms = READ_ONCE(kvreg_keepalive_ms);
+	if (conn->keepalive_ms)
+		conn->keepalive_ms = max_t(u32, conn->keepalive_ms,
+					   le16_to_cpu(acc->req.keepalive_ms));
 
 	kvreg_net_addr_of(&from, (struct sockaddr *)&id->route.addr.dst_addr);
 
@@ -1003,6 +1009,9 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 	int ret;
 
 	memcpy(req.secret, conn->secret, KVREG_SECRET_LEN);
+	conn->keepalive_ms = min_t(u32, READ_ONCE(kvreg_keepalive_ms),
+				   U16_MAX);
+	req.keepalive_ms = cpu_to_le16(conn->keepalive_ms);
 	param.private_data = &req;
 	param.private_data_len = sizeof(req);
 	param.initiator_depth =

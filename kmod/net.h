@@ -141,6 +141,12 @@ struct kvreg_conn {
 	struct ib_cqe keepalive_cqe;
 	atomic_t keepalive_busy;	/* active: a WRITE is pending */
 	u32 keepalive_stuck;		/* periods without progress */
+	/*
+	 * Its period, fixed when it connects: active, the module's;
+	 * passive, the longer of the module's and the one the importer
+	 * said in its request. 0: none.
+	 */
+	u32 keepalive_ms;
 	u32 keepalive_psn;		/* passive: rq_psn at the last look */
 	/* Active: the address it connects to, and the export's secret. */
 	struct kvreg_net_addr peer;

@@ -835,14 +835,18 @@ struct kvreg_desc_chunk {
  * twice every kvreg.keepalive_ms, and learns from its failure that the
  * passive side is gone; the passive side lets go of a connection whose
  * expected receive PSN has not moved for three of its keepalive periods.
- * Both ends should run the same kvreg.keepalive_ms.
+ * The request's @keepalive_ms is the active side's period (at most
+ * 65535; 0: it posts no keepalive), and the passive side's period for
+ * that connection is the longer of it and its own, so nodes need not
+ * agree on kvreg.keepalive_ms. A request of 0 gets the passive side's
+ * own period: a connection that stays quiet is let go all the same.
  */
 #define KVREG_CM_MAGIC		0x4352564bU	/* "KVRC" */
 #define KVREG_CM_VERSION	2
 struct kvreg_cm_req {
 	__le32 magic;
 	__le16 version;
-	__le16 reserved;
+	__le16 keepalive_ms;	/* the request's; the accept's is 0 */
 	__u8 secret[KVREG_SECRET_LEN];
 };
 

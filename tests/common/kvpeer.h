@@ -61,18 +61,20 @@ static inline enum rdma_cm_event_type kvt_peer_event(struct kvt_peer *p,
 
 /*
  * Resolve the first path of descriptor @desc, make a QP with @buf (@len
- * bytes) registered locally, connect with @secret: the event that ends
- * it (ESTABLISHED, or REJECTED with kvreg's reason in @rej).
+ * bytes) registered locally, connect with @secret, saying @keepalive_ms:
+ * the event that ends it (ESTABLISHED, or REJECTED with kvreg's reason
+ * in @rej).
  */
 static inline enum rdma_cm_event_type
-kvt_peer_connect(struct kvt_peer *p, const uint8_t *desc,
-		 const uint8_t *secret, uint8_t *buf, size_t len,
-		 struct kvreg_cm_rej *rej)
+kvt_peer_connect_ka(struct kvt_peer *p, const uint8_t *desc,
+		    const uint8_t *secret, uint8_t *buf, size_t len,
+		    uint16_t keepalive_ms, struct kvreg_cm_rej *rej)
 {
 	const struct kvreg_desc_path *path = kvt_desc_path(desc);
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct kvreg_cm_req req = {
 		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
+		.keepalive_ms = keepalive_ms,
 	};
 	struct rdma_conn_param param = {
 		.private_data = &req, .private_data_len = sizeof(req),
@@ -108,6 +110,15 @@ kvt_peer_connect(struct kvt_peer *p, const uint8_t *desc,
 	CHECK(!rdma_connect(p->id, &param), "rdma_connect: %s",
 	      strerror(errno));
 	return kvt_peer_event(p, rej);
+}
+
+/* A peer that posts no keepalive, and says so (0). */
+static inline enum rdma_cm_event_type
+kvt_peer_connect(struct kvt_peer *p, const uint8_t *desc,
+		 const uint8_t *secret, uint8_t *buf, size_t len,
+		 struct kvreg_cm_rej *rej)
+{
+	return kvt_peer_connect_ka(p, desc, secret, buf, len, 0, rej);
 }
 
 static inline void kvt_peer_close(struct kvt_peer *p, bool connected)
