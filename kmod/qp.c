@@ -11,7 +11,7 @@
  * user. So an engine accepts no RDMA from outside: its QP holds no
  * remote access while idle, and a chain that must be its own responder
  * (a loopback WRITE or READ) turns on the one right it needs for as long
- * as it runs, under @mutex (kvreg_post_chain()). The endpoint's engine
+ * as it runs, under @mutex (kvreg_post_chain()). An export's engine
  * only fast-registers and never takes a remote right. PSNs are random,
  * as the CM's are, so a spoofer on the fabric who cannot read them must
  * guess 24 bits; an engine errored by a foreign packet is connected

@@ -168,8 +168,9 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	  "the exporting process closed its endpoint or exited: get a fresh "
 	  "descriptor from it" },
 	{ KVREG_REASON_CONN_BAD_SECRET, "peer refused the connection's secret",
-	  "the descriptor belongs to an endpoint that no longer exists, or "
-	  "was altered: get a fresh descriptor" },
+	  "the exporter revoked that export (unexported, deregistered, "
+	  "rekeyed, closed its endpoint) or the descriptor was altered: get "
+	  "a fresh descriptor" },
 	{ KVREG_REASON_CONN_VERSION, "peer speaks another connection version",
 	  "run the same kvreg release on both nodes" },
 	{ KVREG_REASON_CONN_REJECTED, "peer rejected the connection",

@@ -421,8 +421,8 @@ class Registration:
 
 
 class Endpoint:
-    """Where peers connect: a local address and port, with a secret that
-    only the descriptors exported through it carry."""
+    """Where peers connect: a local address and port. Each export through
+    it has a secret that only its descriptors carry."""
 
     __slots__ = ("handle", "address", "port")
 
@@ -632,8 +632,9 @@ class Kvreg:
         self._call(_libkvreg().kvreg_unlisten, endpoint.handle)
 
     def rekey(self, endpoint):
-        """A new secret: descriptors exported before stop working and the
-        endpoint's connections are cut; export again to ship new ones."""
+        """New secrets for the endpoint's exports: descriptors exported
+        before stop working and the endpoint's connections are cut; export
+        again to ship new ones."""
         self._call(_libkvreg().kvreg_rekey, endpoint.handle)
 
     def import_region(self, descriptor, timeout_ms=0, device_mask=0):

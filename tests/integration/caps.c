@@ -376,7 +376,7 @@ struct flood_res {
 /* What flood_one()'s requests say they speak. */
 static uint16_t flood_version = KVREG_CM_VERSION;
 
-/* One connection request with the endpoint's secret; @recvs posted. */
+/* One connection request with the export's secret; @recvs posted. */
 static struct rdma_cm_id *flood_one(struct rdma_event_channel *ch,
 				    struct flood_res *res, int recvs,
 				    uint8_t rnr, struct kvreg_cm_rej *rej,

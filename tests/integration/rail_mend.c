@@ -11,7 +11,7 @@
  * connection, not one per refusal.
  *
  * The mend connects only rails a region uses. An IMPORT that failed (a
- * descriptor with the endpoint's secret, its path rewritten to a peer
+ * descriptor with the export's secret, its path rewritten to a peer
  * that refuses every connection) added its path to the file's rails for
  * that endpoint; the two mends that follow must not send that peer a
  * single request more.
@@ -91,7 +91,7 @@ int main(void)
 				1ULL << devs[0].index, &local, &err), &err);
 	CHECK_OK(kvreg_import(kv, bad, x->desc_size, 0, &r, &err), &err);
 
-	/* The same endpoint's secret, its path turned to a refusing peer. */
+	/* The same export's secret, its path turned to a refusing peer. */
 	kvt_refuser_start(&ref, ADDR);
 	elsewhere = malloc(x->desc_size);
 	CHECK(elsewhere, "malloc");

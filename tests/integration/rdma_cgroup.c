@@ -20,7 +20,7 @@ static void get(const char *path, char *buf, size_t size)
 }
 
 /*
- * An EXPORT makes MRs again, in the endpoint's PD: under a limit that
+ * An EXPORT makes MRs again, in the export's PD: under a limit that
  * lets half of them through it is refused, and gives back what it had
  * charged. Before, the half charged stayed charged for good.
  */
