@@ -62,7 +62,7 @@ awk '$1 == "REG" && $4 == 1 && $5 == "touched" && $3 >= 2097152 {
 	row[$2] = row[$2] sprintf(" %s=%.1f ns", $3 / 1048576 " MiB", $6 * 1e6 / ($3 / unit))
 } END { for (b in row) printf "- %s:%s\n", b, row[b] }' "$RAW"
 awk '$1 == "EXPORT" {
-	printf "- EXPORT of %s MiB of %s pages (its pages registered again in the endpoint'"'"'s PD): %.2f ms; UNEXPORT %.2f ms; the registration itself %.2f ms, ibv_reg_mr %.2f ms (EXPORT / ibv_reg_mr %.2f)\n",
+	printf "- EXPORT of %s MiB of %s pages (its pages registered again in the export'"'"'s PD): %.2f ms; UNEXPORT %.2f ms; the registration itself %.2f ms, ibv_reg_mr %.2f ms (EXPORT / ibv_reg_mr %.2f)\n",
 	       $3 / 1048576, $2, $4, $5, $6, $7, $4 / $7 }' "$RAW"
 awk '$1 == "SCALE" {
 	printf "- %d live registrations of 4 KiB: median register %.4f ms over the first 500, %.4f ms over the last 500 (ratio %.2f); deregister %.4f ms each\n",
