@@ -59,6 +59,26 @@ static inline enum rdma_cm_event_type kvt_peer_event(struct kvt_peer *p,
 	return type;
 }
 
+/* A fresh @p, its id resolved to the first path of descriptor @desc. */
+static inline void kvt_peer_resolve(struct kvt_peer *p, const uint8_t *desc)
+{
+	const struct kvreg_desc_path *path = kvt_desc_path(desc);
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+
+	memset(p, 0, sizeof(*p));
+	dst.sin_port = htons(path->port);
+	memcpy(&dst.sin_addr, path->addr, 4);
+	p->ch = rdma_create_event_channel();
+	CHECK(p->ch, "event channel: %s", strerror(errno));
+	CHECK(!rdma_create_id(p->ch, &p->id, NULL, RDMA_PS_TCP), "create_id");
+	CHECK(!rdma_resolve_addr(p->id, NULL, (struct sockaddr *)&dst, 2000),
+	      "resolve_addr: %s", strerror(errno));
+	CHECK(kvt_peer_event(p, NULL) == RDMA_CM_EVENT_ADDR_RESOLVED, "addr");
+	CHECK(!rdma_resolve_route(p->id, 2000), "resolve_route");
+	CHECK(kvt_peer_event(p, NULL) == RDMA_CM_EVENT_ROUTE_RESOLVED,
+	      "route");
+}
+
 /*
  * Resolve the first path of descriptor @desc, make a QP with @buf (@len
  * bytes) registered locally, connect with @secret, saying @keepalive_ms:
@@ -70,8 +90,6 @@ kvt_peer_connect_ka(struct kvt_peer *p, const uint8_t *desc,
 		    const uint8_t *secret, uint8_t *buf, size_t len,
 		    uint16_t keepalive_ms, struct kvreg_cm_rej *rej)
 {
-	const struct kvreg_desc_path *path = kvt_desc_path(desc);
-	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct kvreg_cm_req req = {
 		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
 		.keepalive_ms = keepalive_ms,
@@ -92,19 +110,8 @@ kvt_peer_connect_ka(struct kvt_peer *p, const uint8_t *desc,
 		.qp_type = IBV_QPT_RC,
 	};
 
-	memset(p, 0, sizeof(*p));
 	memcpy(req.secret, secret, sizeof(req.secret));
-	dst.sin_port = htons(path->port);
-	memcpy(&dst.sin_addr, path->addr, 4);
-	p->ch = rdma_create_event_channel();
-	CHECK(p->ch, "event channel: %s", strerror(errno));
-	CHECK(!rdma_create_id(p->ch, &p->id, NULL, RDMA_PS_TCP), "create_id");
-	CHECK(!rdma_resolve_addr(p->id, NULL, (struct sockaddr *)&dst, 2000),
-	      "resolve_addr: %s", strerror(errno));
-	CHECK(kvt_peer_event(p, NULL) == RDMA_CM_EVENT_ADDR_RESOLVED, "addr");
-	CHECK(!rdma_resolve_route(p->id, 2000), "resolve_route");
-	CHECK(kvt_peer_event(p, NULL) == RDMA_CM_EVENT_ROUTE_RESOLVED,
-	      "route");
+	kvt_peer_resolve(p, desc);
 	CHECK(!rdma_set_option(p->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
 			       &ack_timeout, sizeof(ack_timeout)),
 	      "ack timeout: %s", strerror(errno));

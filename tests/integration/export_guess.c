@@ -100,8 +100,6 @@ static void attack_once(const struct export *with, enum ibv_wr_opcode op,
 /* A connect request with a revoked @secret, with no QP behind it. */
 static void refused_secret(const struct export *x, const uint8_t *secret)
 {
-	const struct kvreg_desc_path *path = kvt_desc_path(x->desc);
-	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct kvreg_cm_req req = {
 		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
 	};
@@ -111,20 +109,10 @@ static void refused_secret(const struct export *x, const uint8_t *secret)
 	};
 	struct kvreg_cm_rej rej = { 0 };
 	enum rdma_cm_event_type ev;
-	struct kvt_peer p = { 0 };
+	struct kvt_peer p;
 
 	memcpy(req.secret, secret, sizeof(req.secret));
-	dst.sin_port = htons(path->port);
-	memcpy(&dst.sin_addr, path->addr, 4);
-	p.ch = rdma_create_event_channel();
-	CHECK(p.ch, "event channel: %s", strerror(errno));
-	CHECK(!rdma_create_id(p.ch, &p.id, NULL, RDMA_PS_TCP), "create_id");
-	CHECK(!rdma_resolve_addr(p.id, NULL, (struct sockaddr *)&dst, 2000),
-	      "resolve_addr: %s", strerror(errno));
-	CHECK(kvt_peer_event(&p, NULL) == RDMA_CM_EVENT_ADDR_RESOLVED, "addr");
-	CHECK(!rdma_resolve_route(p.id, 2000), "resolve_route");
-	CHECK(kvt_peer_event(&p, NULL) == RDMA_CM_EVENT_ROUTE_RESOLVED,
-	      "route");
+	kvt_peer_resolve(&p, x->desc);
 	CHECK(!rdma_connect(p.id, &param), "rdma_connect: %s",
 	      strerror(errno));
 	ev = kvt_peer_event(&p, &rej);
