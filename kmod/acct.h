@@ -39,6 +39,7 @@ struct kvreg_mm {
 extern atomic64_t kvreg_nr_regs;
 extern atomic64_t kvreg_nr_mrs;
 extern u64 kvreg_inject_fail_mask;
+extern u32 kvreg_inject_flush_fail;
 
 /* Module parameters: defaults an admin may change at run time. */
 extern unsigned long kvreg_max_mrs_per_process;

@@ -23,8 +23,9 @@
 
 #include "../include/uapi/kvreg.h"
 
-struct kvreg_file;
+struct kvreg_chain_wait;
 struct kvreg_error;
+struct kvreg_file;
 
 /* Work requests posted in one chain: bounds the send queue and the CQ. */
 #define KVREG_WR_BATCH		128
@@ -137,6 +138,18 @@ struct kvreg_qp {
 	 * Invalidate would invalidate before kvreg saw it).
 	 */
 	bool own_states;
+	/*
+	 * The wait of the chain posted last, under @mutex. Allocated on its
+	 * own: a QP that goes with a chain it could not flush leaves it
+	 * allocated, as a late completion may still be polled into it.
+	 */
+	struct kvreg_chain_wait *chain;
+	/*
+	 * Under @mutex: that chain timed out and its flush failed, so it may
+	 * still run. Nothing is posted on the QP until its last completion
+	 * is in (qp.c).
+	 */
+	bool chain_owed;
 };
 
 /* An accepted connection's sends: ib_drain_sq()'s marker. */
@@ -192,7 +205,8 @@ bool kvreg_qp_path_ready(struct kvreg_dev *kdev);
 /* Called with q->mutex held; chains are at most KVREG_WR_BATCH long. */
 /*
  * Waits up to @timeout jiffies, or until a fatal signal (-EINTR); either
- * flushes the QP first.
+ * flushes the QP first. A chain whose flush fails is left to run, and
+ * the next one on @q waits for it first, as long again at most.
  */
 int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 		     struct ib_send_wr *last, unsigned long timeout,

@@ -603,6 +603,8 @@ static int __init kvreg_init(void)
 	kvreg_debugfs = debugfs_create_dir("kvreg", NULL);
 	debugfs_create_x64("inject_fail_mask", 0600, kvreg_debugfs,
 			   &kvreg_inject_fail_mask);
+	debugfs_create_u32("inject_flush_fail", 0600, kvreg_debugfs,
+			   &kvreg_inject_flush_fail);
 	return 0;
 
 err_devices:

@@ -15,6 +15,12 @@ atomic64_t kvreg_nr_mrs = ATOMIC64_INIT(0);
  * ABI: no reason code of its own.
  */
 u64 kvreg_inject_fail_mask;
+/*
+ * debugfs (root) fault injection for integration/flush_failed: the next
+ * this many flushes of a late or killed chain fail, as a driver's
+ * ib_modify_qp() may, and the chain runs on. Not ABI.
+ */
+u32 kvreg_inject_flush_fail;
 
 unsigned long kvreg_max_mrs_per_process = 4096;
 module_param_named(max_mrs_per_process, kvreg_max_mrs_per_process, ulong,

@@ -19,6 +19,7 @@
  */
 #include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
+#include <linux/kmemleak.h>
 #include <linux/random.h>
 #include <rdma/ib_cache.h>
 
@@ -145,6 +146,73 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 }
 
 /*
+ * A chain is signalled on its last work request only. RC completes in
+ * order, so the last completion means every earlier one is done; a failed
+ * earlier request still completes (errors are always reported, and the
+ * rest are flushed), which is what mid_cqe records.
+ */
+struct kvreg_chain_wait {
+	struct ib_cqe mid_cqe;
+	struct ib_cqe last_cqe;
+	struct completion done;
+	enum ib_wc_status status;
+};
+
+static void kvreg_chain_note(struct kvreg_chain_wait *w, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS && w->status == IB_WC_SUCCESS)
+		w->status = wc->status;
+}
+
+static void kvreg_mid_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	kvreg_chain_note(container_of(wc->wr_cqe, struct kvreg_chain_wait,
+				      mid_cqe), wc);
+}
+
+static void kvreg_last_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kvreg_chain_wait *w =
+		container_of(wc->wr_cqe, struct kvreg_chain_wait, last_cqe);
+
+	kvreg_chain_note(w, wc);
+	complete(&w->done);
+}
+
+/*
+ * A chain's wait, for the QP's life. Allocated, not on the poster's
+ * stack: a chain whose flush fails outlives its call (kvreg_post_chain()).
+ */
+static int kvreg_qp_alloc_chain(struct kvreg_qp *q)
+{
+	q->chain = kzalloc(sizeof(*q->chain), GFP_KERNEL_ACCOUNT);
+	if (!q->chain)
+		return -ENOMEM;
+	q->chain->mid_cqe.done = kvreg_mid_done;
+	q->chain->last_cqe.done = kvreg_last_done;
+	init_completion(&q->chain->done);
+	return 0;
+}
+
+/*
+ * After the QP is destroyed. A chain it could not flush, and that the
+ * drain did not end either, may still complete into its wait from the
+ * shared CQ: that wait stays allocated, a few bytes against memory
+ * scribbled on.
+ */
+static void kvreg_qp_free_chain(struct kvreg_qp *q, u32 qpn)
+{
+	if (q->chain_owed && !completion_done(&q->chain->done)) {
+		dev_err(&q->dev->ibdev->dev,
+			"kvreg: QP %u went with a chain it could not flush\n",
+			qpn);
+		kmemleak_not_leak(q->chain);
+		return;
+	}
+	kfree(q->chain);
+}
+
+/*
  * A QP's CQ is a share of the device's pool (ib_cq_pool_get()), as the
  * NVMe-oF and iSER targets take theirs, and goes back to it: kvreg never
  * frees one. ib_free_cq() as a QP goes is not safe under IB_POLL_SOFTIRQ:
@@ -157,7 +225,8 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
  * Shared, it may still hold a QP's completions after the QP is gone, and
  * poll them into freed memory: no QP goes before its last completion is
  * polled (the drain in kvreg_qp_destroy_cm(), the chain's own wait in
- * kvreg_post_chain()).
+ * kvreg_post_chain(), the drain in kvreg_qp_destroy() of a chain whose
+ * flush failed).
  */
 static int kvreg_qp_get_cq(struct kvreg_qp *q, u32 nr_cqe)
 {
@@ -186,10 +255,13 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	q->dev = kdev;
 	mutex_init(&q->mutex);
 	spin_lock_init(&q->post_lock);
+	ret = kvreg_qp_alloc_chain(q);
+	if (ret)
+		goto err_mutex;
 	/* Entries for a chain's completions, flushes included. */
 	ret = kvreg_qp_get_cq(q, KVREG_CQ_DEPTH);
 	if (ret)
-		return ret;
+		goto err_chain;
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
 	init_attr.cap.max_send_wr = KVREG_SQ_DEPTH;
@@ -201,13 +273,20 @@ int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	q->qp = ib_create_qp(pd, &init_attr);
 	if (IS_ERR(q->qp)) {
 		ret = PTR_ERR(q->qp);
-		kvreg_qp_put_cq(q);
-		return ret;
+		goto err_cq;
 	}
 	mutex_lock(&q->mutex);
 	kvreg_qp_connect(q);
 	mutex_unlock(&q->mutex);
 	return 0;
+
+err_cq:
+	kvreg_qp_put_cq(q);
+err_chain:
+	kfree(q->chain);
+err_mutex:
+	mutex_destroy(&q->mutex);
+	return ret;
 }
 
 /*
@@ -282,12 +361,15 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	q->cm_peer = true;
 	mutex_init(&q->mutex);
 	spin_lock_init(&q->post_lock);
+	ret = kvreg_qp_alloc_chain(q);
+	if (ret)
+		goto err_mutex;
 	/* Each WR, signalled or not (a flush completes each); each receive. */
 	ret = kvreg_qp_get_cq(q, (own_states ? KVREG_CQ_DEPTH +
 				      KVREG_SUBMIT_DEPTH + 1 : send_wr) +
 			      recv_wr);
 	if (ret)
-		goto err_mutex;
+		goto err_chain;
 	init_attr.send_cq = q->cq;
 	init_attr.recv_cq = q->cq;
 	init_attr.cap.max_send_wr = send_wr;
@@ -319,6 +401,8 @@ err_qp:
 	ib_destroy_qp(q->qp);
 err_cq:
 	kvreg_qp_put_cq(q);
+err_chain:
+	kfree(q->chain);
 err_mutex:
 	mutex_destroy(&q->mutex);
 	return ret;
@@ -330,6 +414,8 @@ err_mutex:
  */
 void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
 {
+	u32 qpn = q->qp->qp_num;
+
 	mutex_lock(&q->mutex);
 	/*
 	 * Never taken from a softirq: no _bh here, so that teardown does not
@@ -345,52 +431,25 @@ void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
 	else
 		rdma_destroy_qp(cm_id);
 	kvreg_qp_put_cq(q);
+	kvreg_qp_free_chain(q, qpn);
 	mutex_destroy(&q->mutex);
 }
 
 /*
- * Nothing may be in flight: every chain is waited for under @mutex, to
- * its last completion, so the shared CQ holds none of this QP's.
+ * Every chain is waited for under @mutex, to its last completion, so the
+ * shared CQ holds none of this QP's; all but one whose flush failed,
+ * which the drain ends now (its marker completes after the chain).
  */
 void kvreg_qp_destroy(struct kvreg_qp *q)
 {
+	u32 qpn = q->qp->qp_num;
+
+	if (q->chain_owed && !completion_done(&q->chain->done))
+		ib_drain_sq(q->qp);
 	ib_destroy_qp(q->qp);
 	kvreg_qp_put_cq(q);
+	kvreg_qp_free_chain(q, qpn);
 	mutex_destroy(&q->mutex);
-}
-
-/*
- * A chain is signalled on its last work request only. RC completes in
- * order, so the last completion means every earlier one is done; a failed
- * earlier request still completes (errors are always reported, and the
- * rest are flushed), which is what mid_cqe records.
- */
-struct kvreg_chain_wait {
-	struct ib_cqe mid_cqe;
-	struct ib_cqe last_cqe;
-	struct completion done;
-	enum ib_wc_status status;
-};
-
-static void kvreg_chain_note(struct kvreg_chain_wait *w, struct ib_wc *wc)
-{
-	if (wc->status != IB_WC_SUCCESS && w->status == IB_WC_SUCCESS)
-		w->status = wc->status;
-}
-
-static void kvreg_mid_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	kvreg_chain_note(container_of(wc->wr_cqe, struct kvreg_chain_wait,
-				      mid_cqe), wc);
-}
-
-static void kvreg_last_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct kvreg_chain_wait *w =
-		container_of(wc->wr_cqe, struct kvreg_chain_wait, last_cqe);
-
-	kvreg_chain_note(w, wc);
-	complete(&w->done);
 }
 
 /*
@@ -427,15 +486,46 @@ static int kvreg_qp_set_remote_access(struct kvreg_qp *q, int access)
 	return ret;
 }
 
+/*
+ * The error state, which flushes what is outstanding. It can fail (a
+ * driver's error, a device going; debugfs inject_flush_fail makes it, for
+ * the test), and then what was posted is not flushed.
+ */
+static int kvreg_qp_flush(struct kvreg_qp *q)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	u32 inject = READ_ONCE(kvreg_inject_flush_fail);
+
+	if (inject && cmpxchg(&kvreg_inject_flush_fail, inject,
+			      inject - 1) == inject)
+		return -EIO;
+	return ib_modify_qp(q->qp, &attr, IB_QP_STATE);
+}
+
+/*
+ * The last chain on @q timed out and could not be flushed: its requests
+ * may still run, and complete into @q->chain. Wait for that, as long as
+ * a chain may take, before posting anything: reposting would reuse the
+ * wait, and a late completion of the old chain would end the new one.
+ * Its end in, the QP is connected again before use (@ready fell).
+ */
+static int kvreg_qp_collect_owed(struct kvreg_qp *q, unsigned long timeout)
+{
+	long left;
+
+	left = wait_for_completion_killable_timeout(&q->chain->done, timeout);
+	if (left <= 0)
+		return left ? -EINTR : -ETIMEDOUT;
+	q->chain_owed = false;
+	trace_kvreg_chain_collected(q->dev->index, q->qp->qp_num);
+	return 0;
+}
+
 static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 				 struct ib_send_wr *last, unsigned long timeout,
 				 enum ib_wc_status *wc_status)
 {
-	struct kvreg_chain_wait w = {
-		.mid_cqe.done = kvreg_mid_done,
-		.last_cqe.done = kvreg_last_done,
-		.status = IB_WC_SUCCESS,
-	};
+	struct kvreg_chain_wait *w = q->chain;
 	const struct ib_send_wr *bad_wr;
 	struct ib_send_wr *wr;
 	long left;
@@ -449,6 +539,11 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 	 */
 	if (!q->ready && q->cm_peer)
 		return -ENOTCONN;
+	if (q->chain_owed) {
+		ret = kvreg_qp_collect_owed(q, timeout);
+		if (ret)
+			return ret;
+	}
 	if (!q->ready) {
 		ret = kvreg_qp_connect(q);
 		if (ret)
@@ -475,13 +570,14 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 		}
 	}
 
-	init_completion(&w.done);
+	reinit_completion(&w->done);
+	w->status = IB_WC_SUCCESS;
 	for (wr = first; wr; wr = wr->next) {
 		if (wr == last) {
-			wr->wr_cqe = &w.last_cqe;
+			wr->wr_cqe = &w->last_cqe;
 			wr->send_flags |= IB_SEND_SIGNALED;
 		} else {
-			wr->wr_cqe = &w.mid_cqe;
+			wr->wr_cqe = &w->mid_cqe;
 			wr->send_flags &= ~IB_SEND_SIGNALED;
 		}
 	}
@@ -503,27 +599,33 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 		WRITE_ONCE(q->ready, false);
 		return ret;
 	}
-	left = wait_for_completion_killable_timeout(&w.done, timeout);
+	left = wait_for_completion_killable_timeout(&w->done, timeout);
 	if (left <= 0) {
-		struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-
 		/*
 		 * Late, or the caller is being killed: the error state
 		 * flushes every outstanding request, the last one included,
-		 * at once, and only then may @w go.
+		 * at once. If the QP cannot be moved there, the chain is
+		 * left to run (or to be flushed when the QP goes) and the
+		 * QP is owed its end: the caller returns now all the same.
 		 */
 		if (!left)
-			dev_warn(&q->dev->ibdev->dev,
-				 "kvreg: work requests timed out, flushing the QP\n");
-		ib_modify_qp(q->qp, &attr, IB_QP_STATE);
-		wait_for_completion(&w.done);
+			dev_warn_ratelimited(&q->dev->ibdev->dev,
+					     "kvreg: work requests timed out, flushing the QP\n");
 		WRITE_ONCE(q->ready, false);
-		*wc_status = w.status;
+		if (kvreg_qp_flush(q)) {
+			q->chain_owed = true;
+			trace_kvreg_chain_unflushed(q->dev->index,
+						    q->qp->qp_num,
+						    !completion_done(&w->done));
+			return left ? -EINTR : -ETIMEDOUT;
+		}
+		wait_for_completion(&w->done);
+		*wc_status = w->status;
 		return left ? -EINTR : -ETIMEDOUT;
 	}
-	if (w.status != IB_WC_SUCCESS) {
+	if (w->status != IB_WC_SUCCESS) {
 		WRITE_ONCE(q->ready, false);
-		*wc_status = w.status;
+		*wc_status = w->status;
 		return -EIO;
 	}
 	/*

@@ -108,6 +108,35 @@ TRACE_EVENT(kvreg_engine_retry,
 );
 
 /*
+ * A late or killed chain's flush failed (the QP could not be moved to the
+ * error state): the call returned, and @running says whether the chain
+ * was still in flight then. The QP's next chain waits for its end.
+ */
+TRACE_EVENT(kvreg_chain_unflushed,
+	    TP_PROTO(u32 dev, u32 qpn, bool running),
+	    TP_ARGS(dev, qpn, running),
+	    TP_STRUCT__entry(__field(u32, dev)
+			     __field(u32, qpn)
+			     __field(bool, running)),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->qpn = qpn;
+			   __entry->running = running;),
+	    TP_printk("dev=%u qpn=%u running=%d", __entry->dev, __entry->qpn,
+		      __entry->running)
+);
+
+/* The next chain on that QP saw the unflushed one end, and went on. */
+TRACE_EVENT(kvreg_chain_collected,
+	    TP_PROTO(u32 dev, u32 qpn),
+	    TP_ARGS(dev, qpn),
+	    TP_STRUCT__entry(__field(u32, dev)
+			     __field(u32, qpn)),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->qpn = qpn;),
+	    TP_printk("dev=%u qpn=%u", __entry->dev, __entry->qpn)
+);
+
+/*
  * A rail group's last put stopped its mend while that was connecting to
  * @port: close and UNIMPORT do not wait for the CM's steps to time out.
  */
