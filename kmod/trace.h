@@ -93,18 +93,24 @@ TRACE_EVENT(kvreg_chain_post,
 		      __entry->parts, __entry->ret)
 );
 
+/* Something that befell QP @qpn on device @dev. */
+DECLARE_EVENT_CLASS(kvreg_qp_event,
+		    TP_PROTO(u32 dev, u32 qpn),
+		    TP_ARGS(dev, qpn),
+		    TP_STRUCT__entry(__field(u32, dev)
+				     __field(u32, qpn)),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->qpn = qpn;),
+		    TP_printk("dev=%u qpn=%u", __entry->dev, __entry->qpn)
+);
+
 /*
  * An engine's chain was flushed at its first request and is posted once
  * more on the engine connected again: something else errored the QP.
  */
-TRACE_EVENT(kvreg_engine_retry,
-	    TP_PROTO(u32 dev, u32 qpn),
-	    TP_ARGS(dev, qpn),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, qpn)),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->qpn = qpn;),
-	    TP_printk("dev=%u qpn=%u", __entry->dev, __entry->qpn)
+DEFINE_EVENT(kvreg_qp_event, kvreg_engine_retry,
+	     TP_PROTO(u32 dev, u32 qpn),
+	     TP_ARGS(dev, qpn)
 );
 
 /*
@@ -126,14 +132,9 @@ TRACE_EVENT(kvreg_chain_unflushed,
 );
 
 /* The next chain on that QP saw the unflushed one end, and went on. */
-TRACE_EVENT(kvreg_chain_collected,
-	    TP_PROTO(u32 dev, u32 qpn),
-	    TP_ARGS(dev, qpn),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, qpn)),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->qpn = qpn;),
-	    TP_printk("dev=%u qpn=%u", __entry->dev, __entry->qpn)
+DEFINE_EVENT(kvreg_qp_event, kvreg_chain_collected,
+	     TP_PROTO(u32 dev, u32 qpn),
+	     TP_ARGS(dev, qpn)
 );
 
 /*
