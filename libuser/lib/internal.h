@@ -2,15 +2,33 @@
 #ifndef KVREG_INTERNAL_H
 #define KVREG_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "kvreg.h"
+
+/*
+ * A handle's place on its context's list. First in every handle, so that
+ * kvreg_close() frees a handle it finds there with free(link).
+ */
+struct kvreg_link {
+	struct kvreg_link *prev, *next;
+};
 
 struct kvreg {
 	int fd;
 	uint32_t abi_version;
 	uint64_t features;	/* KVREG_FEATURE_*, asked at open */
+	/*
+	 * The MRs and remotes handed out and not yet freed: kvreg_close()
+	 * frees what is left, as the module releases what they name.
+	 * Threads may register and deregister at once: @handles_lock.
+	 */
+	struct kvreg_link handles;
+	atomic_flag handles_lock;
 };
 
 struct kvreg_mr {
+	struct kvreg_link link;
 	uint64_t handle;
 	uint64_t addr;
 	uint64_t length;
@@ -19,6 +37,10 @@ struct kvreg_mr {
 	unsigned int nkeys;
 	struct kvreg_key keys[];
 };
+
+/* Put a new handle on @kv's list, or take one off before freeing it. */
+void kvreg__handle_add(struct kvreg *kv, struct kvreg_link *link);
+void kvreg__handle_del(struct kvreg *kv, struct kvreg_link *link);
 
 /* ioctl on the context's fd: 0 or -errno. */
 int kvreg__ioctl(const struct kvreg *kv, unsigned long cmd, void *arg);

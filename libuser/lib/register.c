@@ -60,6 +60,7 @@ int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
 	mr->refs = arg.refs;
 	mr->nkeys = arg.nkeys;
 	if (arg.nkeys <= KVREG_KEYS_FIRST_TRY) {
+		kvreg__handle_add(kv, &mr->link);
 		*mrp = mr;
 		return 0;
 	}
@@ -75,6 +76,7 @@ int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
 	ret = kvreg_query(kv, mr->handle, NULL, mr->keys, arg.nkeys, err);
 	if (ret)
 		goto err_dereg;
+	kvreg__handle_add(kv, &mr->link);
 	*mrp = mr;
 	return 0;
 
@@ -102,8 +104,10 @@ int kvreg_deregister(struct kvreg *kv, struct kvreg_mr *mr,
 		return kvreg__bad_pointer(err);
 	arg.handle = mr->handle;
 	ret = kvreg__call(kv, KVREG_IOC_DEREGISTER, &arg, err);
-	if (!ret)
+	if (!ret) {
+		kvreg__handle_del(kv, &mr->link);
 		free(mr);
+	}
 	return ret;
 }
 

@@ -13,6 +13,7 @@
 #include "internal.h"
 
 struct kvreg_remote {
+	struct kvreg_link link;
 	uint64_t handle;
 	uint64_t length;
 	uint32_t access;
@@ -215,6 +216,7 @@ int kvreg_import_devices(struct kvreg *kv, const void *desc, size_t size,
 	/* A module from before rails: one connection, one path. */
 	r->rails = arg.size >= KVREG_IMPORT_SIZE_VER1 ? arg.rails : 1;
 	r->paths = arg.size >= KVREG_IMPORT_SIZE_VER1 ? arg.paths : 1;
+	kvreg__handle_add(kv, &r->link);
 	*remotep = r;
 	return 0;
 }
@@ -233,8 +235,10 @@ int kvreg_unimport(struct kvreg *kv, struct kvreg_remote *remote,
 	arg.remote = remote->handle;
 	ret = kvreg__call(kv, KVREG_IOC_UNIMPORT, &arg, err);
 	/* Gone from the module, or never there: either way, freed here. */
-	if (!ret || ret == -ENOENT)
+	if (!ret || ret == -ENOENT) {
+		kvreg__handle_del(kv, &remote->link);
 		free(remote);
+	}
 	return ret;
 }
 

@@ -47,6 +47,9 @@ int kvreg_open_path(struct kvreg **kvp, const char *path,
 	kv = calloc(1, sizeof(*kv));
 	if (!kv)
 		return kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
+	kv->handles.prev = &kv->handles;
+	kv->handles.next = &kv->handles;
+	atomic_flag_clear(&kv->handles_lock);
 	kv->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (kv->fd < 0) {
 		ret = -errno;
@@ -92,11 +95,48 @@ int kvreg_open(struct kvreg **kvp, struct kvreg_error *err)
 			       err);
 }
 
+static void kvreg_handles_lock(struct kvreg *kv)
+{
+	while (atomic_flag_test_and_set_explicit(&kv->handles_lock,
+						 memory_order_acquire))
+		;
+}
+
+static void kvreg_handles_unlock(struct kvreg *kv)
+{
+	atomic_flag_clear_explicit(&kv->handles_lock, memory_order_release);
+}
+
+void kvreg__handle_add(struct kvreg *kv, struct kvreg_link *link)
+{
+	kvreg_handles_lock(kv);
+	link->next = kv->handles.next;
+	link->prev = &kv->handles;
+	kv->handles.next->prev = link;
+	kv->handles.next = link;
+	kvreg_handles_unlock(kv);
+}
+
+void kvreg__handle_del(struct kvreg *kv, struct kvreg_link *link)
+{
+	kvreg_handles_lock(kv);
+	link->prev->next = link->next;
+	link->next->prev = link->prev;
+	kvreg_handles_unlock(kv);
+}
+
 void kvreg_close(struct kvreg *kv)
 {
+	struct kvreg_link *link, *next;
+
 	if (!kv)
 		return;
+	/* The module releases every registration and import with the fd. */
 	close(kv->fd);
+	for (link = kv->handles.next; link != &kv->handles; link = next) {
+		next = link->next;
+		free(link);
+	}
 	free(kv);
 }
 

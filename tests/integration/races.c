@@ -36,22 +36,28 @@ static uint64_t rnd_next(uint64_t *s)
 static void *registrar(void *arg)
 {
 	uint64_t s = (uintptr_t)arg;
-	struct kvreg_error err;
-	struct kvreg_mr *mr;
 	int i;
 
 	for (i = 0; i < 300; i++) {
 		uint64_t off = rnd_next(&s) % (BUF / 2);
 		uint64_t len = 1 + rnd_next(&s) % (BUF / 2);
 		unsigned int slot = rnd_next(&s) % 16;
+		/*
+		 * Bare handles, not libkvreg's: any thread may deregister
+		 * one, and no library handle may outlive its registration.
+		 */
+		struct kvreg_register r = {
+			.size = sizeof(r),
+			.flags = KVREG_REG_F_ALLOW_OVERLAP,
+			.addr = (uintptr_t)(shared_buf + off),
+			.length = len,
+			.access = KVREG_ACCESS_ALL,
+		};
 		uint64_t h;
 
-		if (kvreg_register_flags(kv, shared_buf + off, len,
-					 KVREG_ACCESS_ALL, 0,
-					 KVREG_REG_F_ALLOW_OVERLAP, &mr, &err))
+		if (ioctl(kvreg_fd(kv), KVREG_IOC_REGISTER, &r))
 			continue;
-		h = atomic_exchange(&live[slot], kvreg_mr_handle(mr));
-		free(mr);
+		h = atomic_exchange(&live[slot], r.handle);
 		if (h) {
 			struct kvreg_deregister d = {
 				.size = sizeof(d), .handle = h,
