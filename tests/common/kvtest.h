@@ -427,6 +427,7 @@ static inline uint64_t kvt_expected_pins(const void *p, uint64_t len)
 static inline long kvt_rdma_res(const char *kind)
 {
 	char cmd[64], line[512];
+	int status;
 	long n = 0;
 	FILE *f;
 
@@ -435,7 +436,10 @@ static inline long kvt_rdma_res(const char *kind)
 	CHECK(f, "popen");
 	while (fgets(line, sizeof(line), f))
 		n++;
-	pclose(f);
+	/* A count from a command that failed would make every bound pass. */
+	status = pclose(f);
+	CHECK(status == 0, "'rdma res show %s' failed: status %#x", kind,
+	      status);
 	return n;
 }
 

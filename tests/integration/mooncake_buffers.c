@@ -51,17 +51,13 @@ int main(void)
 
 	/* hugetlb, 3.5 huge pages long: huge MR pages, no hint. */
 	huge = kvt_map_hugetlb(4 * SZ_2M);
-	if (huge) {
-		CHECK_OK(kvreg_register(kv, huge, 3 * SZ_2M + SZ_2M / 2,
-					KVREG_ACCESS_ALL, 1ULL << dev, &mr,
-					&err), &err);
-		kvt_check_keys(mr, huge, 3 * SZ_2M + SZ_2M / 2, dev,
-			       KVT_HUGE_PAGES);
-		CHECK(!(kvreg_mr_flags(mr) & KVREG_REG_OUT_HUGE_HINT), "hint");
-		CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
-	} else {
-		printf("no hugetlb pages: part skipped\n");
-	}
+	/* run-tests.sh reserves them: a part that cannot run fails. */
+	CHECK(huge, "no hugetlb pages: this part cannot run");
+	CHECK_OK(kvreg_register(kv, huge, 3 * SZ_2M + SZ_2M / 2,
+				KVREG_ACCESS_ALL, 1ULL << dev, &mr, &err), &err);
+	kvt_check_keys(mr, huge, 3 * SZ_2M + SZ_2M / 2, dev, KVT_HUGE_PAGES);
+	CHECK(!(kvreg_mr_flags(mr) & KVREG_REG_OUT_HUGE_HINT), "hint");
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 
 	/* THP on the first 2 MiB only: base MR pages, and the hint. */
 	mixed = mmap(NULL, 3 * SZ_2M, PROT_READ | PROT_WRITE,
@@ -72,18 +68,16 @@ int main(void)
 	CHECK(!madvise(mixed, SZ_2M, MADV_HUGEPAGE) &&
 	      !madvise(mixed + SZ_2M, SZ_2M, MADV_NOHUGEPAGE), "madvise");
 	memset(mixed, 0, 2 * SZ_2M);
-	if (kvt_thp_bytes(mixed, SZ_2M) >= SZ_2M) {
-		CHECK_OK(kvreg_register(kv, mixed, 2 * SZ_2M, KVREG_ACCESS_ALL,
-					1ULL << dev, &mr, &err), &err);
-		CHECK(kvreg_mr_flags(mr) & KVREG_REG_OUT_HUGE_HINT,
-		      "no hint, flags %#x", kvreg_mr_flags(mr));
-		kvt_check_keys(mr, mixed, 2 * SZ_2M, dev, KVT_BASE_PAGES);
-		printf("hint: %s\n", kvreg_hint(kvreg_mr_flags(mr)));
-		CHECK(strstr(kvreg_hint(kvreg_mr_flags(mr)), "2 MiB"), "text");
-		CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
-	} else {
-		printf("no THP: hint part skipped\n");
-	}
+	CHECK(kvt_thp_bytes(mixed, SZ_2M) >= SZ_2M,
+	      "no THP under MADV_HUGEPAGE: the hint part cannot run");
+	CHECK_OK(kvreg_register(kv, mixed, 2 * SZ_2M, KVREG_ACCESS_ALL,
+				1ULL << dev, &mr, &err), &err);
+	CHECK(kvreg_mr_flags(mr) & KVREG_REG_OUT_HUGE_HINT,
+	      "no hint, flags %#x", kvreg_mr_flags(mr));
+	kvt_check_keys(mr, mixed, 2 * SZ_2M, dev, KVT_BASE_PAGES);
+	printf("hint: %s\n", kvreg_hint(kvreg_mr_flags(mr)));
+	CHECK(strstr(kvreg_hint(kvreg_mr_flags(mr)), "2 MiB"), "text");
+	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 
 	kvt_check_unchanged(kv, &before, "after the Mooncake cases");
 	kvreg_close(kv);
