@@ -23,6 +23,7 @@ import ctypes.util
 import errno as _errno
 import os
 import socket
+import weakref
 
 __all__ = ["open", "Kvreg", "Registration", "Key", "Device", "KvregError",
            "Endpoint", "RemoteRegion", "Completion",
@@ -381,6 +382,7 @@ class Registration:
         self._kv = kv
         self._mr = mr
         self._keep = keep
+        kv._handles.add(self)
         lib = _libkvreg()
         n = ctypes.c_uint()
         keys = lib.kvreg_mr_keys(mr, ctypes.byref(n))
@@ -389,6 +391,11 @@ class Registration:
         self.refs = lib.kvreg_mr_refs(mr)
         self.keys = [Key(keys[i]) for i in range(n.value)]
         self.hint = lib.kvreg_hint(self.flags).decode()
+
+    def _forget(self):
+        # Its Kvreg closed: the module released it, the library freed it.
+        self._mr = None
+        self._keep = None
 
     def keys_on(self, device_index):
         return [k for k in self.keys if k.device_index == device_index]
@@ -465,6 +472,7 @@ class RemoteRegion:
         lib = _libkvreg()
         self._kv = kv
         self._remote = remote
+        kv._handles.add(self)
         self.length = lib.kvreg_remote_length(remote)
         self.access = lib.kvreg_remote_access(remote)
         self.device_index = lib.kvreg_remote_device(remote)
@@ -473,6 +481,10 @@ class RemoteRegion:
 
     def _handle(self):
         return _libkvreg().kvreg_remote_handle(self._remote)
+
+    def _forget(self):
+        # Its Kvreg closed: the module released it, the library freed it.
+        self._remote = None
 
     def unimport(self):
         if self._remote is None:
@@ -503,6 +515,8 @@ class Kvreg:
 
     def __init__(self, path=None):
         self._kv = None
+        # What close() must forget: kvreg_close() frees their C handles.
+        self._handles = weakref.WeakSet()
         err = _Error()
         kv = ctypes.c_void_p()
         lib = _libkvreg()
@@ -688,6 +702,8 @@ class Kvreg:
 
     def close(self):
         if self._kv is not None:
+            for h in list(self._handles):
+                h._forget()
             _libkvreg().kvreg_close(self._kv)
             self._kv = None
 

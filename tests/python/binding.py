@@ -276,6 +276,26 @@ def main():
     # A closed Kvreg refuses politely.
     kv.close()
     expect(kvreg.NotOpen, kv.devices)
+
+    # Closed with a registration held: the handle is forgotten, not left
+    # pointing at what kvreg_close() freed. Deregistering it is a no-op,
+    # and another Kvreg given it refuses it instead of reading freed
+    # memory (ASan would see that).
+    kv = kvreg.open()
+    held = mmap.mmap(-1, MiB)
+    reg = kv.register(held)
+    dev = reg.keys[0].device_index
+    kv.close()
+    check(reg._mr is None, "a closed Kvreg's registration still holds "
+          "the C handle kvreg_close() freed")
+    reg.deregister()
+    with kvreg.open() as other:
+        e = expect(kvreg.KvregError, other.transfer, kvreg.OP_WRITE, dev,
+                   reg, 0, reg, 0, 1)
+        check(other.stats()["file_registrations"] == 0,
+              "a closed Kvreg's registration reached another")
+    print("a Kvreg closed with a registration held: the handle forgotten, "
+          "refused elsewhere (%s)" % type(e).__name__)
     print("python binding: all checks passed")
     return 0
 
