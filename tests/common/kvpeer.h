@@ -80,6 +80,15 @@ static inline void kvt_peer_resolve(struct kvt_peer *p, const uint8_t *desc)
 }
 
 /*
+ * The peer QP's ACK timeout, 4.096 us * 2^14 = 67 ms a try: a request
+ * that gets no answer (dropped by a QP in error, or by 5.10's rxe for a
+ * bad rkey) fails within a second. A test whose refusals come as NAKs
+ * raises it, so that a NAK late behind a stalled vCPU is not taken for
+ * no answer.
+ */
+static uint8_t kvt_peer_ack_timeout __attribute__((unused)) = 14;
+
+/*
  * Resolve the first path of descriptor @desc, make a QP with @buf (@len
  * bytes) registered locally, connect with @secret, saying @keepalive_ms:
  * the event that ends it (ESTABLISHED, or REJECTED with kvreg's reason
@@ -99,11 +108,7 @@ kvt_peer_connect_ka(struct kvt_peer *p, const uint8_t *desc,
 		/* Not 7: rxe reads 7 as "retry for ever". */
 		.initiator_depth = 1, .retry_count = 6, .rnr_retry_count = 6,
 	};
-	/*
-	 * 67 ms a try: a request that gets no answer (dropped by a QP in
-	 * error, or by 5.10's rxe for a bad rkey) fails within a second.
-	 */
-	uint8_t ack_timeout = 14;
+	uint8_t ack_timeout = kvt_peer_ack_timeout;
 	struct ibv_qp_init_attr qa = {
 		.cap = { .max_send_wr = 64, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
