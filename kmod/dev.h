@@ -40,11 +40,14 @@ struct kvreg_file;
 #define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16
 /*
- * The QP's ACK timeout, 4.096 us * 2^16 = 268 ms: with six retries a
- * peer that vanished is known in about 2 s, on both sides (the exporter
- * through its keepalive), not at the mercy of a path record.
+ * The QP's ACK timeout, 4.096 us * 2^17 = 537 ms, the one the RDMA CM
+ * itself gives RoCE (packet lifetime 16, plus one): with six retries a
+ * peer that vanished is known in about 4 s, on both sides (the exporter
+ * through its keepalive), set on every QP rather than left to a path
+ * record. At 2^16 a transfer between two debug-kernel guests on a
+ * loaded host once ran out of retries (1.9 s).
  */
-#define KVREG_ACK_TIMEOUT	16
+#define KVREG_ACK_TIMEOUT	17
 #define KVREG_RETRY_COUNT	6
 
 /*

@@ -30,7 +30,7 @@
 #define SLICE	(LEN / 4)
 #define PAGE	(64 * 1024)
 #define DEPTH	64
-/* The retry limit of a rail is ~2 s; a rail is mended within seconds. */
+/* The retry limit of a rail is ~4 s; a rail is mended within seconds. */
 #define BOUND_S	20.0
 #define MEND_S	30.0
 #define STEP_S	120
