@@ -178,13 +178,19 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_CONN_TIMEOUT, "peer did not answer in time",
 	  "check that the peer node is up and reachable over RDMA, or "
 	  "raise the timeout" },
+	/*
+	 * The rail is mended by the module (docs/remote.md, Rails): a
+	 * retry is the first step, a new descriptor only for a new export.
+	 */
 	{ KVREG_REASON_CONN_LOST, "connection to the peer lost",
-	  "the peer closed its endpoint, exited or lost its device; import "
-	  "a fresh descriptor to reconnect" },
+	  "the peer closed its endpoint, exited, lost its device or stopped "
+	  "answering; kvreg connects the rail again by itself: retry once "
+	  "'kvregctl conns' shows it up, or import the exporter's new "
+	  "descriptor if it started again" },
 	{ KVREG_REASON_REMOTE_ACCESS, "peer refused the remote access",
 	  "the exporter revoked the region (unexported, deregistered, "
-	  "closed its endpoint) or the range lies outside it: get a fresh "
-	  "descriptor; the connection must be made again" },
+	  "closed its endpoint) or the range lies outside it: import the "
+	  "exporter's new descriptor" },
 	{ KVREG_REASON_ADDRESS_IN_USE, "port already in use",
 	  "listen on another port, or port 0 to have one chosen" },
 	{ KVREG_REASON_UNKNOWN_ENDPOINT, "unknown endpoint",
