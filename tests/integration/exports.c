@@ -482,6 +482,23 @@ static void check_cut(struct kvreg *kv, struct kvreg_remote *r,
 	       what, name, msg);
 }
 
+/*
+ * A connection made to the export, then @cmd to the exporter revokes it
+ * (UNEXPORT or DEREGISTER): the kept connection's @op is refused by the
+ * device.
+ */
+static void check_revoked(struct kvreg *kv, struct kvt_child *exp, char cmd,
+			  enum kvreg_transfer_op op, struct kvreg_mr *local,
+			  uint8_t *mine, uint8_t *pool, const char *what)
+{
+	struct kvreg_remote *r = import_ok(kv, local, mine, pool);
+
+	kvt_fill(pool, LEN, 0x44);
+	CHECK(kvt_ask(exp, cmd) == cmd, "%s", what);
+	check_cut(kv, r, op, local, mine, pool, EIO,
+		  KVREG_REASON_REMOTE_ACCESS, what);
+}
+
 static void check_revocations(struct kvreg *kv, struct kvt_child *exp,
 			      struct kvreg_mr *local, uint8_t *mine,
 			      uint8_t *pool)
@@ -497,20 +514,14 @@ static void check_revocations(struct kvreg *kv, struct kvt_child *exp,
 	 * READ first, on an export made again, then WRITE: a refused
 	 * request leaves the connection in error, so one op a round.
 	 */
-	r = import_ok(kv, local, mine, pool);
-	kvt_fill(pool, LEN, 0x44);
-	CHECK(kvt_ask(exp, 'u') == 'u', "unexport");
-	check_cut(kv, r, KVREG_OP_READ, local, mine, pool, EIO,
-		  KVREG_REASON_REMOTE_ACCESS, "UNEXPORT");
+	check_revoked(kv, exp, 'u', KVREG_OP_READ, local, mine, pool,
+		      "UNEXPORT");
 	CHECK(kvt_ask(exp, 'e') == 'e', "export");
 	iova = check_hidden_iova(ctl->desc, pool);
 	old_size = ctl->desc_size;
 	memcpy(old, ctl->desc, old_size);
-	r = import_ok(kv, local, mine, pool);
-	kvt_fill(pool, LEN, 0x44);
-	CHECK(kvt_ask(exp, 'u') == 'u', "unexport");
-	check_cut(kv, r, KVREG_OP_WRITE, local, mine, pool, EIO,
-		  KVREG_REASON_REMOTE_ACCESS, "UNEXPORT");
+	check_revoked(kv, exp, 'u', KVREG_OP_WRITE, local, mine, pool,
+		      "UNEXPORT");
 	/* Exported again: new keys; the old descriptor's stay dead. */
 	CHECK(kvt_ask(exp, 'e') == 'e', "export");
 	again = check_hidden_iova(ctl->desc, pool);
@@ -552,17 +563,11 @@ static void check_revocations(struct kvreg *kv, struct kvt_child *exp,
 		    ECONNREFUSED, KVREG_REASON_CONN_NO_LISTENER);
 
 	/* DEREGISTER (the exporter listens anew since 'l'): WRITE, READ. */
-	r = import_ok(kv, local, mine, pool);
-	kvt_fill(pool, LEN, 0x44);
-	CHECK(kvt_ask(exp, 'd') == 'd', "deregister");
-	check_cut(kv, r, KVREG_OP_WRITE, local, mine, pool, EIO,
-		  KVREG_REASON_REMOTE_ACCESS, "DEREGISTER");
+	check_revoked(kv, exp, 'd', KVREG_OP_WRITE, local, mine, pool,
+		      "DEREGISTER");
 	CHECK(kvt_ask(exp, 'R') == 'R', "register again");
-	r = import_ok(kv, local, mine, pool);
-	kvt_fill(pool, LEN, 0x44);
-	CHECK(kvt_ask(exp, 'd') == 'd', "deregister");
-	check_cut(kv, r, KVREG_OP_READ, local, mine, pool, EIO,
-		  KVREG_REASON_REMOTE_ACCESS, "DEREGISTER");
+	check_revoked(kv, exp, 'd', KVREG_OP_READ, local, mine, pool,
+		      "DEREGISTER");
 	CHECK(device_refusals == 4, "%u refusals by the device, not 4",
 	      device_refusals);
 
