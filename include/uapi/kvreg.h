@@ -855,8 +855,9 @@ struct kvreg_cm_rej {
 	__le16 version;		/* the highest the refusing side speaks */
 	__le16 reason;		/* enum kvreg_reason */
 	/*
-	 * Since kvreg 1.7 (same version: a reader takes what the length
-	 * holds): a cap's numbers, as in struct kvreg_error.
+	 * A cap's numbers, as in struct kvreg_error. They came after the
+	 * first three fields without a new version: a reader takes what the
+	 * private data's length holds, and a shorter REJ has none.
 	 */
 	__le32 limit;
 	__le32 usage;
