@@ -74,9 +74,10 @@ $(BUILD)/lib/libkvreg.a: $(call LIB_OBJS,plain)
 $(BUILD)/san/libkvreg.a: $(call LIB_OBJS,san)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/bin/kvregctl: libuser/kvregctl.c $(BUILD)/lib/libkvreg.so
+$(BUILD)/bin/kvregctl: libuser/kvregctl.c $(BUILD)/lib/libkvreg.so dkms.conf
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ \
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) \
+	  -DKVREG_VERSION='"$(VERSION)"' $< -o $@ \
 	  -L$(BUILD)/lib -lkvreg $(TOOL_RPATH)
 
 # Tests: unit tests run on the host, integration tests and benchmarks in

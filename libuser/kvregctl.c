@@ -10,6 +10,11 @@
 
 #include "kvreg.h"
 
+/* The one version number is dkms.conf's; the Makefile passes it. */
+#ifndef KVREG_VERSION
+#error "KVREG_VERSION is not set: build kvregctl with the Makefile"
+#endif
+
 static const char *const kvreg_port_states[] = {
 	"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
 };
@@ -402,7 +407,7 @@ static void kvregctl_usage(FILE *out)
 {
 	fprintf(out, "usage: kvregctl devices | stats | ps | conns"
 		" | check SIZE [--hugetlb]"
-		" | check --peer DESCRIPTOR\n"
+		" | check --peer DESCRIPTOR | --version\n"
 		"  devices  RDMA devices kvreg uses, with their limits\n"
 		"  stats    this process's usage against every limit, and the host's\n"
 		"  ps       every process using kvreg (needs CAP_SYS_ADMIN)\n"
@@ -411,7 +416,36 @@ static void kvregctl_usage(FILE *out)
 		"  check    start-up pre-flight: would registering SIZE bytes (64M, 2G)\n"
 		"           on every device succeed? exit 0 only if it would\n"
 		"  check --peer FILE  connect to the endpoint of a descriptor\n"
-		"           (kvreg_export()'s bytes) and READ 4 KiB from it\n");
+		"           (kvreg_export()'s bytes) and READ 4 KiB from it\n"
+		"  --version  kvreg's version and ioctl ABI, and the loaded\n"
+		"           module's ABI and features\n");
+}
+
+/* kvreg's version, and what the module in the kernel says of itself. */
+static int kvregctl_version(void)
+{
+	struct kvreg_error err;
+	uint64_t features;
+	struct kvreg *kv;
+	char msg[512];
+	int ret;
+
+	printf("kvregctl %s, ioctl ABI %u\n", KVREG_VERSION, KVREG_ABI_VERSION);
+	ret = kvreg_open(&kv, &err);
+	if (ret) {
+		kvreg_format_error(&err, ret, msg, sizeof(msg));
+		printf("module: %s\n", msg);
+		return 0;
+	}
+	ret = kvreg_features(kv, &features, &err);
+	if (ret)
+		printf("module: ioctl ABI %u\n", kvreg_module_abi_version(kv));
+	else
+		printf("module: ioctl ABI %u, features %#llx\n",
+		       kvreg_module_abi_version(kv),
+		       (unsigned long long)features);
+	kvreg_close(kv);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -426,6 +460,8 @@ int main(int argc, char **argv)
 		kvregctl_usage(argc == 2 ? stdout : stderr);
 		return argc == 2 ? 0 : 2;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--version"))
+		return kvregctl_version();
 	if (argc == 4 && !strcmp(argv[1], "check") &&
 	    !strcmp(argv[2], "--peer")) {
 		ret = kvreg_open(&kv, &err);
