@@ -215,7 +215,6 @@ static void pick_net_addr(struct kvreg_net_addr *a)
 	memcpy(a->addr, ips[rnd() % 3], 4);
 }
 
-/* A descriptor as exported, now and then with a byte or two changed. */
 /*
  * What IMPORT answered to resealed descriptors with one field of their
  * layout changed, summed over the workers (shared memory): a checksum
@@ -239,7 +238,6 @@ static void change_desc_field(void)
 					 0x100, 0xffff, 0x10000, 0x7fffffff,
 					 0xffffffff, 1ULL << 32, SZ_4K,
 					 (uint64_t)-1, (uint64_t)-SZ_4K }));
-
 	bool next = rnd() % 2;	/* next to the field's value, or an edge */
 
 	if ((uint8_t *)(c + 1) > desc + desc_size)
