@@ -83,8 +83,8 @@ static inline void kvt_peer_resolve(struct kvt_peer *p, const uint8_t *desc)
  * The peer QP's ACK timeout, 4.096 us * 2^14 = 67 ms a try: a request
  * that gets no answer (dropped by a QP in error, or by 5.10's rxe for a
  * bad rkey) fails within a second. A test whose refusals come as NAKs
- * raises it, so that a NAK late behind a stalled vCPU is not taken for
- * no answer.
+ * may raise it: it costs nothing when the NAK comes, and a slow NAK is
+ * then not taken for no answer.
  */
 static uint8_t kvt_peer_ack_timeout __attribute__((unused)) = 14;
 

@@ -120,8 +120,8 @@ static void attack_once(const struct export *with, enum ibv_wr_opcode op,
 		kvt_peer_close(&p, true);
 	} while (st == IBV_WC_RETRY_EXC_ERR && refusal != st && ++tries < 3);
 	if (tries)
-		printf("%s, rkey %#x: no answer %d time(s) before the "
-		       "refusal\n", what, rkey, tries);
+		printf("%s, rkey %#x: no answer %d time(s), then %s\n", what,
+		       rkey, tries, ibv_wc_status_str(st));
 	refused(st, what);
 }
 
