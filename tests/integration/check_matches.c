@@ -6,7 +6,9 @@
  * the boundary of every limit the module enforces: RLIMIT_MEMLOCK, the
  * process's bytes and MRs, the host ceiling and a device's MRs, with
  * another registration already holding some of them. A user the node's
- * mode keeps out of /dev/kvreg is told so by both (DEVICE_ACCESS).
+ * mode keeps out of /dev/kvreg is told so by both (DEVICE_ACCESS). And
+ * kvregctl --version reports the module's ABI and features as the library
+ * reads them.
  *   check_matches KVREGCTL
  */
 #include <sys/resource.h>
@@ -159,6 +161,33 @@ static void device_access(struct kvreg *parent, const char *kvregctl)
 	CHECK(!chmod("/dev/kvreg", st.st_mode & 07777), "chmod back");
 }
 
+/*
+ * kvregctl --version reports the module as the library sees it: its
+ * ioctl ABI and feature bits.
+ */
+static void version_says(struct kvreg *kv, const char *kvregctl)
+{
+	char cmd[512], first[256], second[256], want[256];
+	struct kvreg_error err;
+	uint64_t features;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s --version", kvregctl);
+	f = popen(cmd, "r");
+	CHECK(f, "popen %s", cmd);
+	CHECK(fgets(first, sizeof(first), f) && fgets(second, sizeof(second), f),
+	      "kvregctl --version printed less than two lines");
+	CHECK(pclose(f) == 0, "kvregctl --version failed");
+	CHECK_OK(kvreg_features(kv, &features, &err), &err);
+	snprintf(want, sizeof(want), "module: ioctl ABI %u, features %#llx\n",
+		 kvreg_module_abi_version(kv), (unsigned long long)features);
+	CHECK(!strncmp(first, "kvregctl ", 9), "kvregctl --version: %s", first);
+	CHECK(!strcmp(second, want), "kvregctl --version says \"%.*s\", the "
+	      "library \"%.*s\"", (int)strcspn(second, "\n"), second,
+	      (int)strcspn(want, "\n"), want);
+	printf("kvregctl --version: %s", second);
+}
+
 int main(int argc, char **argv)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
@@ -171,6 +200,7 @@ int main(int argc, char **argv)
 	ndev = kvt_devices(kv, devs);
 	if (!ndev)
 		kvt_skip("no RDMA device");
+	version_says(kv, argv[1]);
 	agree(kv, argv[1], 8 << 20, 0, 0, false);
 	agree(kv, argv[1], 8 << 20, 1, 1 << 20, true);
 	agree(kv, argv[1], 512 << 10, 0, 1 << 20, true);
