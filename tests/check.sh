@@ -502,6 +502,18 @@ fi
 
 KVER=$(tests/guest/kernel.sh kver)
 HOST_KVER=$KVER
+# One run with guests at a time on this machine: they share the cached
+# roots, and the release below would pull Debian 12's from under another
+# run's guests. The lock goes with this shell.
+mkdir -p "${KVREG_CACHE:-/var/cache/kvreg}"
+exec 8> "${KVREG_CACHE:-/var/cache/kvreg}/check.lock"
+if ! flock -n 8; then
+	echo "another make check with guests is running on this machine" \
+	     "(it holds ${KVREG_CACHE:-/var/cache/kvreg}/check.lock):" \
+	     "wait for it; only T=unit/... runs beside it"
+	exit 1
+fi
+
 echo "=== build (library, kvregctl, tests, module for $KVER)"
 if make -s all tests BUILD="$BUILD" KVER="$KVER" > "$OUT/build.log" 2>&1; then
 	record PASS build/all
