@@ -3,9 +3,13 @@
 # parameter descriptions (MODULE_PARM_DESC in kmod/), so that the file
 # lists every parameter with the default `modinfo kvreg` states.
 #   dist/gen-conf.sh > dist/kvreg.conf   (unit/params_docs checks it)
+#   dist/gen-conf.sh --params            name<TAB>default (empty when the
+#                                         module states no number)
 set -eu
 cd "$(dirname "$0")/.."
-cat <<'HEAD'
+list=0
+[ "${1:-}" = --params ] && list=1
+[ $list = 1 ] || cat <<'HEAD'
 # kvreg module parameters, made by dist/gen-conf.sh from the module's own
 # descriptions (`modinfo kvreg`); kvreg(7) says more of each.
 # Uncomment a line to change a default. It applies at the next
@@ -13,7 +17,7 @@ cat <<'HEAD'
 # /sys/module/kvreg/parameters/.
 HEAD
 # MODULE_PARM_DESC(name,\n "text"); one string literal each.
-awk '
+awk -v list=$list '
 BEGIN {
 	example["max_bytes_per_process"] = "68719476736"
 	note["max_bytes_per_process"] = "64 GiB"
@@ -34,9 +38,14 @@ BEGIN {
 	if (match(text, /\(default [0-9]+\)$/)) {
 		def = substr(text, RSTART + 9, RLENGTH - 10)
 		text = substr(text, 1, RSTART - 2)
-	} else if (match(text, /; 0: /)) {
+	}
+	if (list) {
+		print name "\t" def
+		next
+	}
+	if (def == "" && match(text, /; 0: /)) {
 		def = "0"
-	} else if (name in example) {
+	} else if (def == "" && name in example) {
 		# A default worked out at load time: an example instead.
 		def = example[name]
 		text = text "; here " note[name]

@@ -13,19 +13,7 @@ if ! diff -u dist/kvreg.conf <(sh dist/gen-conf.sh); then
 	fail=1
 fi
 # name<TAB>default (empty where none is a number), from the module.
-params=$(awk '
-/MODULE_PARM_DESC\(/ {
-	name = $0
-	sub(/.*MODULE_PARM_DESC\(/, "", name)
-	sub(/,.*/, "", name)
-	text = $0
-	if (text !~ /"/)
-		getline text
-	def = ""
-	if (match(text, /\(default [0-9]+\)"/))
-		def = substr(text, RSTART + 9, RLENGTH - 11)
-	print name "\t" def
-}' kmod/*.c)
+params=$(sh dist/gen-conf.sh --params)
 [ -n "$params" ] || { echo "no MODULE_PARM_DESC found in kmod/"; exit 1; }
 n=0
 while IFS=$'\t' read -r name def; do

@@ -20,6 +20,17 @@ static const char *fix_of(uint32_t reason, char *buf, size_t size)
 	return fix + strlen("(EIO); ");
 }
 
+/* @src up to @end into @dst, groff's \- read as the plain hyphen it is. */
+static void unescape(char *dst, const char *src, const char *end)
+{
+	for (; src < end; src++) {
+		if (src[0] == '\\' && src[1] == '-')
+			src++;
+		*dst++ = *src;
+	}
+	*dst = '\0';
+}
+
 #define MAX_REASON	2000
 
 int main(void)
@@ -32,7 +43,7 @@ int main(void)
 	if (!f)
 		kvt_skip("man/kvreg.7 not found: run from the source tree");
 	while (fgets(line, sizeof(line), f)) {
-		char *colon, *src, *dst;
+		char *colon;
 
 		/* "N<TAB>ERRNO<TAB>T{", then "name: what to do". */
 		if (sscanf(line, "%u\t", &n) == 1 && strstr(line, "T{")) {
@@ -44,23 +55,11 @@ int main(void)
 			continue;
 		colon = strstr(line, ": ");
 		CHECK(colon, "reason %u: no \"name: fix\" in \"%s\"", reason, line);
-		/* groff's \- is a plain hyphen in the name. */
-		for (src = line, dst = name; src < colon; src++) {
-			if (src[0] == '\\' && src[1] == '-')
-				src++;
-			*dst++ = *src;
-		}
-		*dst = '\0';
+		unescape(name, line, colon);
 		CHECK(!strcmp(name, kvreg_strerror(reason)),
 		      "kvreg(7) calls reason %u \"%s\", libkvreg \"%s\"", reason,
 		      name, kvreg_strerror(reason));
-		colon[strcspn(colon, "\n")] = '\0';
-		for (src = colon + 2, dst = fix; *src; src++) {
-			if (src[0] == '\\' && src[1] == '-')
-				src++;
-			*dst++ = *src;
-		}
-		*dst = '\0';
+		unescape(fix, colon + 2, colon + strcspn(colon, "\n"));
 		/*
 		 * Two fixes depend on the record: BAD_ARGUMENT's on the
 		 * argument, DEVICE_ACCESS's on the node's group; the page says
