@@ -8,10 +8,11 @@ value of the KVREG_ macro of the same name; it has an exception class for
 every reason the headers define, and none for a reason they do not.
   py_layout.py BUILD
 """
-import os
+import ctypes
 import re
-import subprocess
 import sys
+
+from c_facts import c_facts
 
 sys.path.insert(0, "libuser/python")
 import kvreg  # noqa: E402  (it loads libkvreg only when a context opens)
@@ -30,37 +31,18 @@ def main():
     headers = open("include/uapi/kvreg.h").read() + \
         open("include/kvreg.h").read()
     reasons = re.findall(r"\b(KVREG_REASON_\w+)\s*=\s*(\d+)", headers)
-    c = ["#include <stddef.h>", "#include <stdio.h>", '#include "kvreg.h"',
-         "int main(void) {"]
-    for n in consts:
-        c.append('printf("const %s %%llu\\n", (unsigned long long)(KVREG_%s));'
-                 % (n, n))
-    for py, cs in STRUCTS.items():
-        cls = getattr(kvreg, py)
-        c.append('printf("size %s %%zu\\n", sizeof(struct %s));' % (py, cs))
-        for f, _ in cls._fields_:
-            c.append('printf("off %s.%s %%zu\\n", offsetof(struct %s, %s));'
-                     % (py, f, cs, f))
-    c.append("return 0; }")
-    os.makedirs(build + "/tests/gen", exist_ok=True)
-    src, exe = build + "/tests/gen/py_layout.c", build + "/tests/gen/py_layout"
-    open(src, "w").write("\n".join(c) + "\n")
-    r = subprocess.run(["cc", "-std=c11", "-Iinclude", src, "-o", exe],
-                       capture_output=True, text=True)
-    if r.returncode:
-        print("kvreg.py names what the headers lack:\n" + r.stderr)
+    want, errors = c_facts(
+        build, "py_layout", "kvreg.h", [(n, "KVREG_" + n) for n in consts],
+        [(py, cs, [f for f, _ in getattr(kvreg, py)._fields_])
+         for py, cs in STRUCTS.items()])
+    if want is None:
+        print("kvreg.py names what the headers lack:\n" + errors)
         return 1
-    want = {}
-    for line in subprocess.run([exe], capture_output=True, text=True,
-                               check=True).stdout.splitlines():
-        kind, name, value = line.split()
-        want[(kind, name)] = int(value)
     bad = []
     for n in consts:
         if getattr(kvreg, n) != want[("const", n)]:
             bad.append("%s = %d, KVREG_%s = %d" % (n, getattr(kvreg, n), n,
                                                    want[("const", n)]))
-    import ctypes
     for py in STRUCTS:
         cls = getattr(kvreg, py)
         if ctypes.sizeof(cls) != want[("size", py)]:

@@ -9,10 +9,10 @@ below names); every constant the description uses must exist in the
 header; every KVREG_IOC_* command must have an ioctl$ line.
   syz_layout.py BUILD
 """
-import os
 import re
-import subprocess
 import sys
+
+from c_facts import c_facts
 
 TXT = "tests/fuzz/kvreg.txt"
 UAPI = "include/uapi/kvreg.h"
@@ -74,37 +74,17 @@ def main():
     names = sorted(set(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", body)) -
                    BUILTIN)
     names = [n for n in names if n.startswith("KVREG_")]
-    c = ["#include <stddef.h>", "#include <stdio.h>",
-         '#include "uapi/kvreg.h"', "int main(void) {"]
-    for n in names:
-        c.append('printf("const %s %%llu\\n", (unsigned long long)(%s));'
-                 % (n, n))
-    for name, (fields, packed) in structs.items():
-        cname = ALIAS.get(name, name)
-        if cname not in re.findall(r"^struct (\w+) \{", uapi, re.M):
-            continue
-        c.append('printf("size %s %%zu\\n", sizeof(struct %s));'
-                 % (name, cname))
-        for f, _ in fields:
-            c.append('printf("off %s.%s %%zu\\n", offsetof(struct %s, %s));'
-                     % (name, f, cname, f))
-    c.append("return 0; }")
-    os.makedirs(build + "/tests/gen", exist_ok=True)
-    src = build + "/tests/gen/syz_layout.c"
-    exe = build + "/tests/gen/syz_layout"
-    open(src, "w").write("\n".join(c) + "\n")
-    r = subprocess.run(["cc", "-std=c11", "-Iinclude", src, "-o", exe],
-                       capture_output=True, text=True)
-    if r.returncode:
-        fail("the description names what the header lacks:\n" + r.stderr)
-    got = subprocess.run([exe], capture_output=True, text=True,
-                         check=True).stdout.split("\n")
-    consts, csize, coff = {}, {}, {}
-    for l in got:
-        p = l.split()
-        if not p:
-            continue
-        {"const": consts, "size": csize, "off": coff}[p[0]][p[1]] = int(p[2])
+    cstructs = re.findall(r"^struct (\w+) \{", uapi, re.M)
+    facts, errors = c_facts(
+        build, "syz_layout", "uapi/kvreg.h", [(n, n) for n in names],
+        [(name, ALIAS.get(name, name), [f for f, _ in fields])
+         for name, (fields, _) in structs.items()
+         if ALIAS.get(name, name) in cstructs])
+    if facts is None:
+        fail("the description names what the header lacks:\n" + errors)
+    consts = {k: v for (kind, k), v in facts.items() if kind == "const"}
+    csize = {k: v for (kind, k), v in facts.items() if kind == "size"}
+    coff = {k: v for (kind, k), v in facts.items() if kind == "off"}
 
     # syzkaller's layout.
     memo = {}
