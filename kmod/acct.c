@@ -10,6 +10,7 @@
  *  - each device's MRs, of which kvreg leaves a share to everyone else.
  */
 #include <linux/capability.h>
+#include <linux/cgroup_rdma.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -405,3 +406,47 @@ int kvreg_acct_procs(struct kvreg_procs *arg, struct kvreg_error *err)
 	kvfree(infos);
 	return ret;
 }
+
+#ifdef CONFIG_CGROUP_RDMA
+/*
+ * One hca_object per verbs object (MR, PD, QP), in the cgroup of the task
+ * that makes it, as verbs charges. All or nothing: a refusal halfway
+ * gives back what this call charged (each charge holds a reference on
+ * the cgroup, too), so that no caller's error path has a partial count
+ * to remember.
+ */
+int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
+		    u32 *charged, u32 want, struct kvreg_error *err)
+{
+	u32 before = *charged;
+	int ret;
+
+	while (*charged < want) {
+		ret = rdmacg_try_charge(cg, &kdev->ibdev->cg_device,
+					RDMACG_RESOURCE_HCA_OBJECT);
+		/* -EAGAIN is the limit; -ENOMEM the cgroup's own pool. */
+		if (ret) {
+			kvreg_set_error(err, ret == -ENOMEM ?
+					KVREG_REASON_NO_KERNEL_MEMORY :
+					KVREG_REASON_RDMA_CGROUP,
+					kdev->index);
+			err->usage = *charged;
+			err->request = want;
+			for (; *charged > before; (*charged)--)
+				rdmacg_uncharge(*cg, &kdev->ibdev->cg_device,
+						RDMACG_RESOURCE_HCA_OBJECT);
+			return ret;
+		}
+		(*charged)++;
+	}
+	return 0;
+}
+
+void kvreg_cg_uncharge(struct kvreg_dev *kdev, struct rdma_cgroup *cg,
+		       u32 *charged)
+{
+	for (; *charged; (*charged)--)
+		rdmacg_uncharge(cg, &kdev->ibdev->cg_device,
+				RDMACG_RESOURCE_HCA_OBJECT);
+}
+#endif

@@ -89,6 +89,12 @@ void kvreg_acct_stats(struct kvreg_mm *km, struct kvreg_stats *st);
 u64 kvreg_acct_host_pinned_bytes(void);
 int kvreg_acct_procs(struct kvreg_procs *arg, struct kvreg_error *err);
 u64 kvreg_device_mr_limit(struct kvreg_dev *kdev);
+#ifdef CONFIG_CGROUP_RDMA
+int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
+		    u32 *charged, u32 want, struct kvreg_error *err);
+void kvreg_cg_uncharge(struct kvreg_dev *kdev, struct rdma_cgroup *cg,
+		       u32 *charged);
+#endif
 
 /* vma.c */
 int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err);

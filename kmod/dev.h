@@ -175,6 +175,10 @@ struct kvreg_file_dev {
 	struct kvreg_dev_user user;	/* on dev->users while @pd is set */
 	struct ib_pd *pd;
 	struct kvreg_qp qp;
+	u32 cg_charged;			/* @pd and @qp, while @pd is set */
+#ifdef CONFIG_CGROUP_RDMA
+	struct rdma_cgroup *cg;		/* of the task that made them */
+#endif
 };
 
 /* rxe's page-list entries per table page (PAGE_SIZE / rxe_phys_buf). */

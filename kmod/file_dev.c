@@ -7,10 +7,36 @@
  * (export.c): only its MRs and the connections that presented its secret
  * live there. Device removal takes the PD and QP away; the struct stays until
  * its owner and its users let go of it.
+ *
+ * The PD and QP are charged to the rdma cgroup of the task that makes them,
+ * as verbs charges a process for its own: the caller of REGISTER or EXPORT,
+ * nearly always. One made by kvreg's own work (a rail's reconnect after its
+ * device came back) is charged where that work runs, the root cgroup.
  */
 #include <linux/slab.h>
 
 #include "kvreg.h"
+
+/* The PD and its engine QP: what verbs would charge a process for them. */
+#define KVREG_FILE_DEV_HCA_OBJECTS	2
+
+static int kvreg_file_dev_cg_charge(struct kvreg_file_dev *fdev,
+				    struct kvreg_error *err)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	return kvreg_cg_charge(fdev->dev, &fdev->cg, &fdev->cg_charged,
+			       KVREG_FILE_DEV_HCA_OBJECTS, err);
+#else
+	return 0;
+#endif
+}
+
+static void kvreg_file_dev_cg_uncharge(struct kvreg_file_dev *fdev)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	kvreg_cg_uncharge(fdev->dev, fdev->cg, &fdev->cg_charged);
+#endif
+}
 
 /* Device removal, after every MR of this PD was revoked (they came later). */
 static void kvreg_file_dev_remove(struct kvreg_dev_user *user)
@@ -22,6 +48,7 @@ static void kvreg_file_dev_remove(struct kvreg_dev_user *user)
 	kvreg_qp_destroy(&fdev->qp);
 	ib_dealloc_pd(fdev->pd);
 	fdev->pd = NULL;
+	kvreg_file_dev_cg_uncharge(fdev);
 }
 
 static void kvreg_file_dev_release(struct kref *ref)
@@ -35,6 +62,7 @@ static void kvreg_file_dev_release(struct kref *ref)
 		kvreg_dev_user_del(kdev, &fdev->user);
 		kvreg_qp_destroy(&fdev->qp);
 		ib_dealloc_pd(fdev->pd);
+		kvreg_file_dev_cg_uncharge(fdev);
 	}
 	up_read(&kdev->teardown_rwsem);
 	kvreg_dev_put(kdev);
@@ -69,6 +97,9 @@ static struct kvreg_file_dev *kvreg_file_dev_create(struct kvreg_dev *kdev,
 		ret = -ENODEV;
 		goto err_unlock;
 	}
+	ret = kvreg_file_dev_cg_charge(fdev, err);
+	if (ret)
+		goto err_unlock;
 	fdev->pd = ib_alloc_pd(kdev->ibdev, 0);
 	if (IS_ERR(fdev->pd)) {
 		ret = PTR_ERR(fdev->pd);
@@ -87,6 +118,7 @@ err_pd:
 err_driver:
 	kvreg_set_error(err, kvreg_driver_reason(ret), kdev->index);
 	err->driver_errno = ret;
+	kvreg_file_dev_cg_uncharge(fdev);
 err_unlock:
 	up_read(&kdev->teardown_rwsem);
 	kfree(fdev);

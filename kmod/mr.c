@@ -5,7 +5,6 @@
  * fast-register them on the device's kernel QP. Prepare and commit are
  * two steps so that what the MRs cost is known, and charged, in between.
  */
-#include <linux/cgroup_rdma.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 
@@ -54,49 +53,6 @@ static void kvreg_free_groups(struct kvreg_reg_dev *rd)
 	rd->groups = NULL;
 	rd->nr_groups = 0;
 }
-
-#ifdef CONFIG_CGROUP_RDMA
-/*
- * One hca_object per MR, in the caller's cgroup, as verbs charges. All or
- * nothing: a refusal halfway gives back what this call charged (each
- * charge holds a reference on the cgroup, too), so that no caller's error
- * path has a partial count to remember.
- */
-int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
-		    u32 *charged, u32 want, struct kvreg_error *err)
-{
-	u32 before = *charged;
-	int ret;
-
-	while (*charged < want) {
-		ret = rdmacg_try_charge(cg, &kdev->ibdev->cg_device,
-					RDMACG_RESOURCE_HCA_OBJECT);
-		/* -EAGAIN is the limit; -ENOMEM the cgroup's own pool. */
-		if (ret) {
-			kvreg_set_error(err, ret == -ENOMEM ?
-					KVREG_REASON_NO_KERNEL_MEMORY :
-					KVREG_REASON_RDMA_CGROUP,
-					kdev->index);
-			err->usage = *charged;
-			err->request = want;
-			for (; *charged > before; (*charged)--)
-				rdmacg_uncharge(*cg, &kdev->ibdev->cg_device,
-						RDMACG_RESOURCE_HCA_OBJECT);
-			return ret;
-		}
-		(*charged)++;
-	}
-	return 0;
-}
-
-void kvreg_cg_uncharge(struct kvreg_dev *kdev, struct rdma_cgroup *cg,
-		       u32 *charged)
-{
-	for (; *charged; (*charged)--)
-		rdmacg_uncharge(cg, &kdev->ibdev->cg_device,
-				RDMACG_RESOURCE_HCA_OBJECT);
-}
-#endif
 
 static int kvreg_rd_cg_charge(struct kvreg_reg_dev *rd,
 			      struct kvreg_error *err)

@@ -199,12 +199,6 @@ int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 		   int ib_access, struct ib_mr ***mrsp,
 		   struct kvreg_error *err);
 void kvreg_mrs_free(struct ib_mr **mrs, u32 nr);
-#ifdef CONFIG_CGROUP_RDMA
-int kvreg_cg_charge(struct kvreg_dev *kdev, struct rdma_cgroup **cg,
-		    u32 *charged, u32 want, struct kvreg_error *err);
-void kvreg_cg_uncharge(struct kvreg_dev *kdev, struct rdma_cgroup *cg,
-		       u32 *charged);
-#endif
 
 /* export.c */
 int kvreg_exported_get(struct kvreg_endpoint *ep, struct kvreg_reg *reg,

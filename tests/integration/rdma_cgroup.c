@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * A container's rdma.max applies to kvreg as it does to verbs: each MR is
- * an hca_object of the registering process's rdma cgroup.
+ * A container's rdma.max applies to kvreg as it does to verbs: each MR,
+ * and each PD with its QP that kvreg makes for a file or an export, is an
+ * hca_object of the rdma cgroup of the process that made it.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -10,6 +11,8 @@
 
 #define CG "/sys/fs/cgroup"
 #define TEST_CG CG "/kvreg-test"
+/* A file's or an export's PD and its engine QP, on a device. */
+#define KVT_FILE_DEV_OBJECTS 2u
 
 static void get(const char *path, char *buf, size_t size)
 {
@@ -19,10 +22,40 @@ static void get(const char *path, char *buf, size_t size)
 	fclose(f);
 }
 
+/* The hca_object count charged to the test's cgroup. */
+static unsigned int charged(void)
+{
+	char text[128], *at;
+
+	get(TEST_CG "/rdma.current", text, sizeof(text));
+	at = strstr(text, "hca_object=");
+	CHECK(at, "rdma.current: %s", text);
+	return (unsigned int)strtoul(at + strlen("hca_object="), NULL, 10);
+}
+
+static void set_max(const struct kvreg_device_info *dev, const char *objects)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "%s hca_object=%s", dev->name, objects);
+	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max %s: %s", text,
+	      strerror(errno));
+}
+
+static void set_limit(const struct kvreg_device_info *dev, unsigned int n)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%u", n);
+	set_max(dev, text);
+}
+
 /*
- * An EXPORT makes MRs again, in the export's PD: under a limit that
- * lets half of them through it is refused, and gives back what it had
- * charged. Before, the half charged stayed charged for good.
+ * An EXPORT makes a PD, its engine QP and MRs again, in the export's own
+ * domain. A limit that refuses the PD's QP, and then one that lets half
+ * the MRs through: each refused, with what it charged given back. Before,
+ * the half charged stayed charged for good, and the PD and QP were not
+ * charged at all.
  */
 static void export_half(struct kvreg *kv, const struct kvreg_device_info *dev,
 			uint64_t dev_mask)
@@ -32,36 +65,54 @@ static void export_half(struct kvreg *kv, const struct kvreg_device_info *dev,
 	uint8_t desc[4096];
 	struct kvreg_error err;
 	struct kvreg_mr *mr;
-	char text[128], want[64];
-	unsigned int n;
+	unsigned int n, base;
 	size_t size;
 
-	snprintf(text, sizeof(text), "%s hca_object=max", dev->name);
-	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max: %s",
-	      strerror(errno));
+	set_max(dev, "max");
 	CHECK_OK(kvreg_register(kv, p, len, KVREG_ACCESS_ALL, dev_mask, &mr,
 				&err), &err);
 	kvreg_mr_keys(mr, &n);
 	CHECK(n >= 2, "%u MRs: too few to charge half of", n);
-	snprintf(text, sizeof(text), "%s hca_object=%u", dev->name, n + n / 2);
-	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max: %s",
-	      strerror(errno));
+	base = charged();
+	CHECK(base == KVT_FILE_DEV_OBJECTS + n,
+	      "the file's PD, QP and %u MRs: %u charged", n, base);
 	CHECK_OK(kvreg_listen(kv, "192.0.2.1", 0, &ep, NULL, &err), &err);
+
+	set_limit(dev, base + 1);
+	CHECK_FAILS(kvreg_export(kv, ep, mr, desc, sizeof(desc), &size, &err),
+		    &err, EAGAIN, KVREG_REASON_RDMA_CGROUP);
+	CHECK(err.usage == 1 && err.request == KVT_FILE_DEV_OBJECTS &&
+	      err.device_index == dev->index,
+	      "the refused export PD: %llu of %llu charged, device %u",
+	      (unsigned long long)err.usage, (unsigned long long)err.request,
+	      err.device_index);
+	CHECK(charged() == base, "after the refused export PD: %u, want %u",
+	      charged(), base);
+
+	set_limit(dev, base + KVT_FILE_DEV_OBJECTS + n / 2);
 	CHECK_FAILS(kvreg_export(kv, ep, mr, desc, sizeof(desc), &size, &err),
 		    &err, EAGAIN, KVREG_REASON_RDMA_CGROUP);
 	CHECK(err.usage == n / 2 && err.request == n,
 	      "the refusal: %llu of %llu charged", (unsigned long long)err.usage,
 	      (unsigned long long)err.request);
-	snprintf(want, sizeof(want), "hca_object=%u", n);
-	get(TEST_CG "/rdma.current", text, sizeof(text));
-	CHECK(strstr(text, want), "after the refused EXPORT of %u MRs, %s: want %s",
-	      n, text, want);
-	printf("EXPORT of %u MRs under a limit of %u more: refused, %s\n", n,
-	       n / 2, want);
+	/* The PD and its QP stay, the endpoint's spare for its next export. */
+	CHECK(charged() == base + KVT_FILE_DEV_OBJECTS,
+	      "after the refused EXPORT of %u MRs: %u, want %u", n, charged(),
+	      base + KVT_FILE_DEV_OBJECTS);
+	printf("EXPORT of %u MRs under a limit of %u more: refused, %u charged\n",
+	       n, n / 2, charged());
+
+	set_max(dev, "max");
+	CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &size, &err),
+		 &err);
+	CHECK(charged() == base + KVT_FILE_DEV_OBJECTS + n,
+	      "the export (spare PD reused, %u MRs): %u, want %u", n,
+	      charged(), base + KVT_FILE_DEV_OBJECTS + n);
 	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
-	get(TEST_CG "/rdma.current", text, sizeof(text));
-	CHECK(strstr(text, "hca_object=0"), "after the export case: %s", text);
+	CHECK(charged() == KVT_FILE_DEV_OBJECTS,
+	      "after the export case: %u, want the file's %u", charged(),
+	      KVT_FILE_DEV_OBJECTS);
 	munmap(p, len);
 }
 
@@ -87,19 +138,34 @@ int main(void)
 		kvt_skip("no rdma cgroup controller");
 	CHECK(!kvt_put(CG "/cgroup.subtree_control", "+rdma"), "enable rdma");
 	CHECK(!mkdir(TEST_CG, 0755) || errno == EEXIST, "mkdir");
-	snprintf(text, sizeof(text), "%s hca_object=2", devs[0].name);
-	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max: %s", strerror(errno));
+	set_limit(&devs[0], 1);
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	CHECK(!kvt_put(TEST_CG "/cgroup.procs", pid), "join the cgroup");
 
 	p = kvt_map_anon(3 * SZ_4K);
 	before = kvt_snap(kv);
+	/*
+	 * The file's first use of the device makes its PD and engine QP:
+	 * two objects, before any MR. One allowed: the QP is refused.
+	 */
+	CHECK_FAILS(kvreg_register(kv, p, SZ_4K, KVREG_ACCESS_ALL, dev_mask,
+				   &a, &err),
+		    &err, EAGAIN, KVREG_REASON_RDMA_CGROUP);
+	CHECK(err.device_index == devs[0].index && err.usage == 1 &&
+	      err.request == KVT_FILE_DEV_OBJECTS,
+	      "the file's PD: device %u, %llu of %llu charged",
+	      err.device_index, (unsigned long long)err.usage,
+	      (unsigned long long)err.request);
+	CHECK(charged() == 0, "after the refused PD: %u charged", charged());
+	kvt_check_unchanged(kv, &before, "after the refused PD");
+
+	set_limit(&devs[0], KVT_FILE_DEV_OBJECTS + 2);
 	CHECK_OK(kvreg_register(kv, p, SZ_4K, KVREG_ACCESS_ALL, dev_mask, &a,
 				&err), &err);
 	CHECK_OK(kvreg_register(kv, p + SZ_4K, SZ_4K, KVREG_ACCESS_ALL,
 				dev_mask, &b, &err), &err);
-	get(TEST_CG "/rdma.current", text, sizeof(text));
-	CHECK(strstr(text, "hca_object=2"), "rdma.current: %s", text);
+	CHECK(charged() == KVT_FILE_DEV_OBJECTS + 2,
+	      "PD, QP and two MRs: %u charged", charged());
 	CHECK_FAILS(kvreg_register(kv, p + 2 * SZ_4K, SZ_4K, KVREG_ACCESS_ALL,
 				   dev_mask, &c, &err),
 		    &err, EAGAIN, KVREG_REASON_RDMA_CGROUP);
@@ -110,11 +176,17 @@ int main(void)
 
 	CHECK_OK(kvreg_deregister(kv, b, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, a, &err), &err);
-	get(TEST_CG "/rdma.current", text, sizeof(text));
-	CHECK(strstr(text, "hca_object=0"), "not uncharged: %s", text);
+	CHECK(charged() == KVT_FILE_DEV_OBJECTS,
+	      "MRs not uncharged: %u, want the file's %u", charged(),
+	      KVT_FILE_DEV_OBJECTS);
 	kvt_check_unchanged(kv, &before, "after the cgroup test");
 
 	export_half(kv, &devs[0], dev_mask);
+
+	/* The file's PD and QP go with it, and so does their charge. */
+	kvreg_close(kv);
+	CHECK(charged() == 0, "after close: %u charged", charged());
+	printf("file and export PDs charged and given back, close leaves 0\n");
 
 	CHECK(!kvt_put(CG "/cgroup.procs", pid), "leave the cgroup");
 	/*
@@ -127,6 +199,5 @@ int main(void)
 		 devs[0].name);
 	CHECK(!kvt_put(TEST_CG "/rdma.max", text), "rdma.max back to max");
 	CHECK(!rmdir(TEST_CG), "rmdir: %s", strerror(errno));
-	kvreg_close(kv);
 	return T_PASS;
 }
