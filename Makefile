@@ -134,6 +134,7 @@ $(BUILD)/tests/integration/conn_rejected: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/engine_attack: TEST_LIBS = -libverbs
 $(BUILD)/tests/integration/peer_protocol: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/rail_mend: TEST_LIBS = -lrdmacm -libverbs
+$(BUILD)/tests/integration/cm_worker: TEST_LIBS = -lrdmacm -libverbs
 # The library's own allocations, made to fail through wrappers.
 $(BUILD)/tests/integration/lib_alloc: TEST_LIBS = -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc

@@ -196,6 +196,8 @@ void kvreg_dev_user_add(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
 void kvreg_dev_user_del(struct kvreg_dev *kdev, struct kvreg_dev_user *user);
 
 struct kvreg_dev *kvreg_dev_find(struct ib_device *ibdev);
+extern atomic_t kvreg_teardown_holds;
+int kvreg_dev_hold_teardown(u32 index, u32 ms);
 
 /* qp.c */
 int kvreg_qp_create(struct kvreg_qp *q, struct kvreg_dev *kdev,

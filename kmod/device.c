@@ -4,6 +4,7 @@
  * and the list of what is built on it (files' PDs and QPs, registrations'
  * MRs), which device removal takes down before the device goes.
  */
+#include <linux/delay.h>
 #include <linux/slab.h>
 
 #include "kvreg.h"
@@ -37,6 +38,36 @@ struct kvreg_dev *kvreg_dev_get(u32 index)
 	}
 	mutex_unlock(&kvreg_devs_lock);
 	return kdev;
+}
+
+/* Holds of kvreg_dev_hold_teardown() in force, for the test to see. */
+atomic_t kvreg_teardown_holds = ATOMIC_INIT(0);
+
+/*
+ * Fault injection (debugfs inject_hold_teardown, root, not ABI): hold
+ * device @index's teardown lock for write for @ms, as a removal waiting
+ * behind a long transfer does, so that a test can show what waits behind
+ * a removal and what does not (the host's CM worker must not). Killable.
+ */
+int kvreg_dev_hold_teardown(u32 index, u32 ms)
+{
+	struct kvreg_dev *kdev = kvreg_dev_get(index);
+	int ret = 0;
+
+	if (!kdev)
+		return -ENODEV;
+	if (down_write_killable(&kdev->teardown_rwsem)) {
+		ret = -EINTR;
+		goto out;
+	}
+	atomic_inc(&kvreg_teardown_holds);
+	if (msleep_interruptible(ms))
+		ret = -EINTR;
+	atomic_dec(&kvreg_teardown_holds);
+	up_write(&kdev->teardown_rwsem);
+out:
+	kvreg_dev_put(kdev);
+	return ret;
 }
 
 /* The kvreg_dev of an ib_device the CM routed through, with a reference. */

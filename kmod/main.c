@@ -49,6 +49,47 @@ static_assert(sizeof(struct kvreg_rekey) == KVREG_REKEY_SIZE_VER0);
 
 static struct dentry *kvreg_debugfs;
 
+/* The longest hold inject_hold_teardown takes: a test's, not a hang. */
+#define KVREG_HOLD_TEARDOWN_MAX_MS	60000
+
+/* Reads the holds in force; "INDEX MS" holds that device's for MS. */
+static ssize_t kvreg_hold_teardown_read(struct file *file, char __user *buf,
+					size_t len, loff_t *pos)
+{
+	char text[16];
+	int n = scnprintf(text, sizeof(text), "%d\n",
+			  atomic_read(&kvreg_teardown_holds));
+
+	return simple_read_from_buffer(buf, len, pos, text, n);
+}
+
+static ssize_t kvreg_hold_teardown_write(struct file *file,
+					 const char __user *buf, size_t len,
+					 loff_t *pos)
+{
+	char text[32];
+	u32 index, ms;
+	int ret;
+
+	if (len >= sizeof(text))
+		return -EINVAL;
+	if (copy_from_user(text, buf, len))
+		return -EFAULT;
+	text[len] = '\0';
+	if (sscanf(text, "%u %u", &index, &ms) != 2 ||
+	    ms > KVREG_HOLD_TEARDOWN_MAX_MS)
+		return -EINVAL;
+	ret = kvreg_dev_hold_teardown(index, ms);
+	return ret ? ret : len;
+}
+
+static const struct file_operations kvreg_hold_teardown_fops = {
+	.owner = THIS_MODULE,
+	.read = kvreg_hold_teardown_read,
+	.write = kvreg_hold_teardown_write,
+	.llseek = default_llseek,
+};
+
 /* What every argument struct but kvreg_abi_version begins with. */
 struct kvreg_arg_head {
 	u32 size;
@@ -605,6 +646,8 @@ static int __init kvreg_init(void)
 			   &kvreg_inject_fail_mask);
 	debugfs_create_u32("inject_flush_fail", 0600, kvreg_debugfs,
 			   &kvreg_inject_flush_fail);
+	debugfs_create_file("inject_hold_teardown", 0600, kvreg_debugfs, NULL,
+			    &kvreg_hold_teardown_fops);
 	return 0;
 
 err_devices:

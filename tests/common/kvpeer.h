@@ -90,14 +90,12 @@ static uint8_t kvt_peer_ack_timeout __attribute__((unused)) = 14;
 
 /*
  * Resolve the first path of descriptor @desc, make a QP with @buf (@len
- * bytes) registered locally, connect with @secret, saying @keepalive_ms:
- * the event that ends it (ESTABLISHED, or REJECTED with kvreg's reason
- * in @rej).
+ * bytes) registered locally, and send the request with @secret, saying
+ * @keepalive_ms; the answer comes as an event on p->ch.
  */
-static inline enum rdma_cm_event_type
-kvt_peer_connect_ka(struct kvt_peer *p, const uint8_t *desc,
-		    const uint8_t *secret, uint8_t *buf, size_t len,
-		    uint16_t keepalive_ms, struct kvreg_cm_rej *rej)
+static inline void kvt_peer_request(struct kvt_peer *p, const uint8_t *desc,
+				    const uint8_t *secret, uint8_t *buf,
+				    size_t len, uint16_t keepalive_ms)
 {
 	struct kvreg_cm_req req = {
 		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
@@ -130,6 +128,18 @@ kvt_peer_connect_ka(struct kvt_peer *p, const uint8_t *desc,
 	CHECK(p->mr, "ibv_reg_mr: %s", strerror(errno));
 	CHECK(!rdma_connect(p->id, &param), "rdma_connect: %s",
 	      strerror(errno));
+}
+
+/*
+ * kvt_peer_request(), then the event that ends it (ESTABLISHED, or
+ * REJECTED with kvreg's reason in @rej).
+ */
+static inline enum rdma_cm_event_type
+kvt_peer_connect_ka(struct kvt_peer *p, const uint8_t *desc,
+		    const uint8_t *secret, uint8_t *buf, size_t len,
+		    uint16_t keepalive_ms, struct kvreg_cm_rej *rej)
+{
+	kvt_peer_request(p, desc, secret, buf, len, keepalive_ms);
 	return kvt_peer_event(p, rej);
 }
 
