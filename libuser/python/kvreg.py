@@ -353,11 +353,28 @@ def _address_of(buf, length):
         return buf, length, None
     if hasattr(buf, "data_ptr"):
         # torch tensors and the like: the memory is theirs, keep them alive.
+        # A strided view's data_ptr() starts a range that holds other
+        # elements too, and a device tensor's is not host memory: both
+        # would register the wrong bytes or fail far from here.
+        device = getattr(buf, "device", None)
+        if device is not None and getattr(device, "type", "cpu") != "cpu":
+            raise ValueError("register needs host memory; this tensor is on "
+                             "%s: register its host copy (for example "
+                             "a pinned host pool)" % (device,))
+        is_contiguous = getattr(buf, "is_contiguous", None)
+        if callable(is_contiguous) and not is_contiguous():
+            raise ValueError("register needs contiguous memory; this tensor "
+                             "is a strided view: register the tensor it "
+                             "views, or a .contiguous() copy")
+        if hasattr(buf, "nbytes"):
+            nbytes = buf.nbytes
+        else:
+            nbytes = buf.numel() * buf.element_size()
         if length is None:
-            if hasattr(buf, "nbytes"):
-                length = buf.nbytes
-            else:
-                length = buf.numel() * buf.element_size()
+            length = nbytes
+        elif length > nbytes:
+            raise ValueError("length %d is past the end of a %d-byte tensor"
+                             % (length, nbytes))
         return buf.data_ptr(), length, buf
     view = memoryview(buf)
     if not view.contiguous:
@@ -590,8 +607,8 @@ class Kvreg:
 
     def register(self, buf, length=None, access=ACCESS_ALL, device_mask=0,
                  flags=0):
-        """buf: a writable buffer, an object with data_ptr(), or an address
-        (then length is needed)."""
+        """buf: a writable buffer, an object with data_ptr() (a contiguous
+        CPU tensor), or an address (then length is needed)."""
         addr, length, keep = _address_of(buf, length)
         mr = ctypes.c_void_p()
         self._call(_libkvreg().kvreg_register_flags, addr, length, access,

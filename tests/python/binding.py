@@ -36,11 +36,24 @@ def expect(exc_class, fn, *args, **kwargs):
 
 
 class FakeTensor:
-    """What torch.Tensor offers: data_ptr(), numel(), element_size()."""
+    """What torch.Tensor offers: data_ptr(), numel(), element_size(),
+    device, is_contiguous()."""
 
-    def __init__(self, nbytes):
+    class Device:
+        def __init__(self, kind):
+            self.type = kind
+
+        def __str__(self):
+            return self.type + ":0" if self.type != "cpu" else "cpu"
+
+    def __init__(self, nbytes, device="cpu", contiguous=True):
         self.buf = mmap.mmap(-1, nbytes)
         self.nbytes = nbytes
+        self.device = FakeTensor.Device(device)
+        self.contiguous = contiguous
+
+    def is_contiguous(self):
+        return self.contiguous
 
     def data_ptr(self):
         return ctypes.addressof(ctypes.c_char.from_buffer(self.buf))
@@ -243,6 +256,18 @@ def main():
         # before the library is called.
         expect(TypeError, kv.register, b"read-only bytes")
         expect(ValueError, kv.register, bytearray(16), 4096)
+        # So are a strided view of a tensor (its data_ptr() range holds
+        # elements that are not its own), a device tensor, and a length
+        # past a tensor's end. The fake answers as torch does
+        # (device.type, is_contiguous()); the real one, contiguous and
+        # on the CPU, goes through in examples/hicache_remote.py.
+        before = kv.stats().proc_pinned_bytes
+        expect(ValueError, kv.register, FakeTensor(MiB, contiguous=False))
+        expect(ValueError, kv.register, FakeTensor(MiB, device="cuda"))
+        expect(ValueError, kv.register, FakeTensor(MiB), 2 * MiB)
+        check(kv.stats().proc_pinned_bytes == before,
+              "a refused tensor left %d bytes pinned" %
+              (kv.stats().proc_pinned_bytes - before))
 
         # Unmapped memory: the first bad address.
         hole = mmap.mmap(-1, 2 * MiB)
