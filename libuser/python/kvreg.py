@@ -25,6 +25,11 @@ import os
 import socket
 import weakref
 
+# The release this binding belongs to: dkms.conf's PACKAGE_VERSION
+# (tests/unit/version.sh holds them together). It says nothing of the
+# module loaded, which may be older or newer.
+__version__ = "0.1.0"
+
 __all__ = ["open", "Kvreg", "Registration", "Key", "Device", "KvregError",
            "Endpoint", "RemoteRegion", "Completion",
            "ACCESS_LOCAL_WRITE", "ACCESS_REMOTE_WRITE", "ACCESS_REMOTE_READ",
