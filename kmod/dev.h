@@ -34,9 +34,9 @@ struct kvreg_file;
 #define KVREG_HUGE_SHIFT	21
 /* The largest MR page kvreg asks for: a 1 GiB hugetlb page's. */
 #define KVREG_MAX_PAGE_SHIFT	30
-/* A registration's chain not completed by then is flushed. */
 /* A PSN is 24 bits on the wire. */
 #define KVREG_PSN_MASK		0xffffff
+/* A registration's chain not completed by then is flushed. */
 #define KVREG_WR_TIMEOUT	(30 * HZ)
 #define KVREG_GID_SCAN		16
 /*

@@ -192,7 +192,11 @@ static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	return ret;
 }
 
-/* Fast-register @nr MRs of @q's PD, KVREG_WR_BATCH at a time. */
+/*
+ * Fast-register @nr MRs of @q's PD, KVREG_WR_BATCH at a time. The QP's
+ * lock may be held by another thread's chain for up to op_timeout_ms: a
+ * fatal signal ends the wait for it, as it ends the wait for a chain.
+ */
 static int kvreg_post_reg_wrs(struct kvreg_qp *q, struct ib_mr **mrs, u32 nr,
 			      int ib_access, enum ib_wc_status *wc_status)
 {
@@ -206,7 +210,10 @@ static int kvreg_post_reg_wrs(struct kvreg_qp *q, struct ib_mr **mrs, u32 nr,
 	if (!wrs)
 		return -ENOMEM;
 
-	mutex_lock(&q->mutex);
+	if (mutex_lock_killable(&q->mutex)) {
+		kfree(wrs);
+		return -EINTR;
+	}
 	for (i = 0; i < nr && !ret; i += n) {
 		n = min_t(u32, nr - i, KVREG_WR_BATCH);
 		memset(wrs, 0, n * sizeof(*wrs));
@@ -227,6 +234,39 @@ static int kvreg_post_reg_wrs(struct kvreg_qp *q, struct ib_mr **mrs, u32 nr,
 	mutex_unlock(&q->mutex);
 	kfree(wrs);
 	return ret;
+}
+
+/*
+ * Why kvreg_post_reg_wrs() failed, for REGISTER and EXPORT: a kill or
+ * the deadline is the caller's to know as such, not as the device's
+ * refusal.
+ */
+static void kvreg_reg_wrs_error(struct kvreg_error *err, int ret,
+				enum ib_wc_status wc_status, u32 dev_index)
+{
+	u32 reason;
+
+	switch (ret) {
+	case -ENOMEM:
+		reason = KVREG_REASON_NO_KERNEL_MEMORY;
+		break;
+	case -ENETDOWN:
+		reason = KVREG_REASON_DEVICE_NOT_ACTIVE;
+		break;
+	case -EINTR:
+		reason = KVREG_REASON_INTERRUPTED;
+		break;
+	case -ETIMEDOUT:
+		reason = KVREG_REASON_OP_TIMEOUT;
+		break;
+	default:
+		reason = KVREG_REASON_DEVICE_REFUSED;
+	}
+	kvreg_set_error(err, reason, dev_index);
+	if (ret == -ETIMEDOUT)
+		err->limit = jiffies_to_msecs(KVREG_WR_TIMEOUT);
+	err->driver_errno = ret;
+	err->wc_status = wc_status;
 }
 
 /*
@@ -383,13 +423,7 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 				 reg->ib_access, &wc_status);
 	kvreg_stage_end(KVREG_STAGE_POST_REG, t0);
 	if (ret) {
-		kvreg_set_error(err, ret == -ENOMEM ?
-				KVREG_REASON_NO_KERNEL_MEMORY :
-				ret == -ENETDOWN ?
-				KVREG_REASON_DEVICE_NOT_ACTIVE :
-				KVREG_REASON_DEVICE_REFUSED, kdev->index);
-		err->driver_errno = ret;
-		err->wc_status = wc_status;
+		kvreg_reg_wrs_error(err, ret, wc_status, kdev->index);
 		err->page_shift = rd->page_shift;
 		goto err_cg;
 	}
@@ -504,13 +538,7 @@ int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 	ret = kvreg_post_reg_wrs(&pd->qp, mrs, job.nr_mrs, ib_access,
 				 &wc_status);
 	if (ret) {
-		kvreg_set_error(err, ret == -ENOMEM ?
-				KVREG_REASON_NO_KERNEL_MEMORY :
-				ret == -ENETDOWN ?
-				KVREG_REASON_DEVICE_NOT_ACTIVE :
-				KVREG_REASON_DEVICE_REFUSED, rd->dev->index);
-		err->driver_errno = ret;
-		err->wc_status = wc_status;
+		kvreg_reg_wrs_error(err, ret, wc_status, rd->dev->index);
 		kvreg_mrs_free(mrs, job.nr_mrs);
 		return ret;
 	}

@@ -161,8 +161,11 @@ static void kvreg_unpin_table(struct sg_table *sgt, unsigned long nr_pages,
 static int kvreg_pin_error(int ret, unsigned long addr,
 			   struct kvreg_error *err)
 {
-	if (ret == -EINTR)
+	if (ret == -EINTR) {
+		kvreg_set_error(err, KVREG_REASON_INTERRUPTED,
+				KVREG_NO_DEVICE_INDEX);
 		return ret;
+	}
 	kvreg_set_error(err, ret == -ENOMEM ? KVREG_REASON_NO_KERNEL_MEMORY :
 			KVREG_REASON_UNMAPPED_ADDRESS, KVREG_NO_DEVICE_INDEX);
 	err->address = addr;

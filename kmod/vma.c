@@ -42,8 +42,11 @@ int kvreg_check_memory(struct kvreg_reg *reg, struct kvreg_error *err)
 	struct vm_area_struct *vma;
 	int ret = 0;
 
-	if (mmap_read_lock_killable(mm))
+	if (mmap_read_lock_killable(mm)) {
+		kvreg_set_error(err, KVREG_REASON_INTERRUPTED,
+				KVREG_NO_DEVICE_INDEX);
 		return -EINTR;
+	}
 	reg->all_hugetlb = true;
 	reg->thp_advised = true;
 	while (addr < end) {
