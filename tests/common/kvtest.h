@@ -443,6 +443,13 @@ static inline long kvt_rdma_res(const char *kind)
 	return n;
 }
 
+/* User-space verbs need the uverbs device (built in on debug). */
+static inline void kvt_uverbs(void)
+{
+	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
+		printf("modprobe ib_uverbs failed: built in, I hope\n");
+}
+
 /* A shell command the test needs to succeed (rdma, ip). */
 static inline void kvt_run(const char *cmd)
 {

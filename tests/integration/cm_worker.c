@@ -258,8 +258,7 @@ int main(void)
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
-	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
-		printf("modprobe ib_uverbs failed: built in, I hope\n");
+	kvt_uverbs();
 	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(pool != MAP_FAILED, "mmap");

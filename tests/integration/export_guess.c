@@ -199,9 +199,7 @@ int main(void)
 		kvt_peer_ack_timeout = 18;	/* 1.07 s a try */
 	if (!kvreg_has_feature(kv, KVREG_FEATURE_EXPORT_PD))
 		CHECK(0, "module without KVREG_FEATURE_EXPORT_PD");
-	/* User-space verbs need the uverbs device (built in on debug). */
-	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
-		printf("modprobe ib_uverbs failed: built in, I hope\n");
+	kvt_uverbs();
 	a = kvt_map_anon(LEN);
 	b = kvt_map_anon(LEN);
 	mine = kvt_map_anon(LEN);

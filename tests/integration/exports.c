@@ -384,8 +384,7 @@ static void check_importer(struct kvreg *kv, uint32_t dev)
 	size_t n;
 	int round;
 
-	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
-		printf("modprobe ib_uverbs failed: built in, I hope\n");
+	kvt_uverbs();
 	kvt_fill(victim, VLEN, 0xA5);
 	CHECK_OK(kvreg_register(kv, victim, VLEN, KVREG_ACCESS_ALL,
 				1ULL << dev, &mr, &err), &err);

@@ -79,8 +79,7 @@ int main(void)
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
-	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
-		printf("modprobe ib_uverbs failed: built in, I hope\n");
+	kvt_uverbs();
 	saved = param_read();
 	atexit(restore);
 	pool = kvt_map_anon(LEN);

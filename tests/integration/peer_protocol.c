@@ -160,8 +160,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
-	if (system("modprobe ib_uverbs 2>/dev/null") != 0)
-		printf("modprobe ib_uverbs failed: built in, I hope\n");
+	kvt_uverbs();
 	pc = kvt_map_anon(SZ_4K);
 	CHECK_OK(kvreg_register(kv, pc, SZ_4K, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &c, &err), &err);
