@@ -614,8 +614,9 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 		break;
 	case KVREG_REASON_RDMA_CGROUP:
 		snprintf(buf, size,
-			 ": rdma.max allowed %llu of the %llu MRs this "
-			 "registration needs there",
+			 ": rdma.max allowed %llu of the %llu objects this "
+			 "call needs there (its MRs, or a PD and its QP on "
+			 "the device's first use)",
 			 (unsigned long long)err->usage,
 			 (unsigned long long)err->request);
 		break;

@@ -232,11 +232,13 @@ static void other_cm_user(void)
 	side_send(&cli, &srv, 0x51);
 	side_send(&srv, &cli, 0x52);
 
+	/* The listener's own disconnect answers the DREQ (the DREP). */
 	rdma_disconnect(cli.id);
-	rdma_ack_cm_event(next_event(cch, RDMA_CM_EVENT_DISCONNECTED,
-				     "other user"));
 	rdma_ack_cm_event(next_event(sch, RDMA_CM_EVENT_DISCONNECTED,
 				     "other listener"));
+	rdma_disconnect(srv.id);
+	rdma_ack_cm_event(next_event(cch, RDMA_CM_EVENT_DISCONNECTED,
+				     "other user"));
 	side_free(&cli);
 	side_free(&srv);
 	rdma_destroy_id(listener);

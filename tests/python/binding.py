@@ -261,13 +261,13 @@ def main():
         # past a tensor's end. The fake answers as torch does
         # (device.type, is_contiguous()); the real one, contiguous and
         # on the CPU, goes through in examples/hicache_remote.py.
-        before = kv.stats().proc_pinned_bytes
+        pinned = kv.stats()["proc_pinned_bytes"]
         expect(ValueError, kv.register, FakeTensor(MiB, contiguous=False))
         expect(ValueError, kv.register, FakeTensor(MiB, device="cuda"))
         expect(ValueError, kv.register, FakeTensor(MiB), 2 * MiB)
-        check(kv.stats().proc_pinned_bytes == before,
+        check(kv.stats()["proc_pinned_bytes"] == pinned,
               "a refused tensor left %d bytes pinned" %
-              (kv.stats().proc_pinned_bytes - before))
+              (kv.stats()["proc_pinned_bytes"] - pinned))
 
         # Unmapped memory: the first bad address.
         hole = mmap.mmap(-1, 2 * MiB)

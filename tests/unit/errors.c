@@ -180,7 +180,7 @@ int main(void)
 	e.device_index = 0;
 	e.usage = 2;
 	e.request = 3;
-	expect(&e, -EAGAIN, "rdma.max allowed 2 of the 3 MRs");
+	expect(&e, -EAGAIN, "rdma.max allowed 2 of the 3 objects");
 
 	e = rec(KVREG_REASON_NOT_HOST_MEMORY);
 	e.address = 0xa0000;
