@@ -19,8 +19,8 @@
  *
  * Shown to fail with a build whose request callback waits for the
  * device's lock, as kvreg's did before it queued the accept: the
- * callbacks then hold the CM's workers, and the other user connects only
- * once the hold is over.
+ * callbacks then hold the CM's workers, and the other user gets through
+ * only once the hold is over.
  */
 #include <poll.h>
 

@@ -69,8 +69,8 @@ static void registerer(uint32_t dev, struct kvreg_error *rec, int ready)
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		struct kvreg_register reg = {
 			.size = sizeof(reg), .error = (uintptr_t)rec,
-			.error_size = sizeof(*rec), .length = BIG, .access = KVREG_ACCESS_ALL,
-			.device_mask = 1ULL << dev,
+			.error_size = sizeof(*rec), .length = BIG,
+			.access = KVREG_ACCESS_ALL, .device_mask = 1ULL << dev,
 		};
 		struct kvreg_deregister dereg = {
 			.size = sizeof(dereg), .error = (uintptr_t)rec,
@@ -95,7 +95,7 @@ static void registerer(uint32_t dev, struct kvreg_error *rec, int ready)
 
 /*
  * Kill registerers until three records say INTERRUPTED (the kill fell
- * inside a REGISTER or DEREGISTER), each leaving nothing behind.
+ * inside a REGISTER), each leaving nothing behind.
  */
 static void kill_inside_register(struct kvreg *kv, uint32_t dev)
 {
