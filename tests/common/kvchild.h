@@ -83,4 +83,38 @@ static inline void kvt_reap(struct kvt_child *c)
 	close(c->ack);
 }
 
+/*
+ * @fn(@i, @arg) for every @i below @n, each in a process of its own, all
+ * at once; every one must exit T_PASS. For attacks that each wait out a
+ * timeout (5.10's rxe drops a request it refuses, so there a refusal is
+ * the attacker's retries running out): overlapped, the wait is paid @n
+ * times fewer, and every attack is still made. A child makes its own
+ * kvreg file and verbs objects; what it checks of the parent's memory
+ * must be MAP_SHARED.
+ */
+static inline void kvt_fan_out(int n, void (*fn)(int i, void *arg),
+			       void *arg)
+{
+	pid_t pids[64];
+	int i, status, failed = 0;
+
+	CHECK(n > 0 && n <= 64, "a fan-out of %d", n);
+	fflush(NULL);
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0, "fork: %s", strerror(errno));
+		if (!pids[i]) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			fn(i, arg);
+			fflush(NULL);
+			_exit(T_PASS);
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status) != T_PASS)
+			failed++;
+	CHECK(!failed, "%d of %d children failed", failed, n);
+}
+
 #endif /* KVCHILD_H */

@@ -169,6 +169,17 @@ static inline void *kvt_map_anon(uint64_t len)
 	return p;
 }
 
+/* Zeroed memory a forked child shares with its parent. */
+static inline void *kvt_map_shared(uint64_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(p != MAP_FAILED, "mmap %llu: %s", (unsigned long long)len,
+	      strerror(errno));
+	return p;
+}
+
 static inline uint64_t kvt_gcd(uint64_t a, uint64_t b)
 {
 	while (b) {

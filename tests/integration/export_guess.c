@@ -2,10 +2,11 @@
 /*
  * A descriptor lets its holder reach its export and nothing else, however
  * it guesses. A plain-verbs peer, let in with export A's secret, aims RDMA
- * at export B of the same endpoint (B's exact rkey and iova, then all 256
- * keys of B's MR index), and at A and B exported again after UNEXPORT and
- * after DEREGISTER (the new exact keys, over the connection it kept); then
- * it tries the old secret 1,000 times. Each RDMA attack must be posted and
+ * at export B of the same endpoint (all 256 keys of B's MR index, from 8
+ * peers at once, each with its own connections; then B's exact rkey and
+ * iova), and at A and B exported again after UNEXPORT and after
+ * DEREGISTER (the new exact keys, over the connection it kept); then it
+ * tries the old secret 1,000 times. Each RDMA attack must be posted and
  * refused by the device (a remote access error), with the victim's bytes
  * unchanged and nothing read back; each connect with a revoked secret must
  * be refused with KVREG_REASON_CONN_BAD_SECRET. The honest descriptors
@@ -17,6 +18,7 @@
  */
 #include <sys/utsname.h>
 
+#include "kvchild.h"
 #include "kvpeer.h"
 #include "kvtransfer.h"
 
@@ -24,6 +26,8 @@
 #define ADDR		"192.0.2.1"
 #define OLD_SECRET_TRIES	1000
 #define MINE_SEED	0x5a5a
+/* Peers sweeping at once: on 5.10 each refusal waits out retries. */
+#define SWEEPERS	8
 
 struct export {
 	uint8_t desc[16384];
@@ -31,7 +35,8 @@ struct export {
 };
 
 static uint8_t *mine;
-static unsigned int refused_by_device;
+/* Shared with the sweepers. */
+static unsigned int *refused_by_device;
 static enum ibv_wc_status refusal = IBV_WC_REM_ACCESS_ERR;
 
 static void export_of(struct kvreg *kv, uint64_t ep, struct kvreg_mr *mr,
@@ -87,7 +92,7 @@ static void refused(enum ibv_wc_status st, const char *what)
 	CHECK(st == refusal,
 	      "%s: refused with %s, not by the device's key check", what,
 	      ibv_wc_status_str(st));
-	refused_by_device++;
+	__atomic_add_fetch(refused_by_device, 1, __ATOMIC_RELAXED);
 }
 
 /* One attack over @p, which it leaves in error. */
@@ -123,6 +128,24 @@ static void attack_once(const struct export *with, enum ibv_wr_opcode op,
 		printf("%s, rkey %#x: no answer %d time(s), then %s\n", what,
 		       rkey, tries, ibv_wc_status_str(st));
 	refused(st, what);
+}
+
+struct sweep {
+	const struct export *with, *target;
+	uint32_t rkey;
+	const uint8_t *victim;
+};
+
+/* Sweeper @s of SWEEPERS: every SWEEPERS-th key of the target's index. */
+static void sweeper(int s, void *arg)
+{
+	const struct sweep *w = arg;
+	uint32_t k;
+
+	for (k = (uint32_t)s; k < 256; k += SWEEPERS)
+		attack_once(w->with, IBV_WR_RDMA_WRITE, w->target,
+			    (w->rkey & ~0xffU) | k, w->victim, 0xb1,
+			    "A's peer sweeping B's index");
 }
 
 /* A connect request with a revoked @secret, with no QP behind it. */
@@ -183,7 +206,7 @@ int main(void)
 	uint8_t old_secret[KVREG_SECRET_LEN];
 	struct kvreg_mr *ma, *mb, *mb2;
 	struct kvreg_error err;
-	uint32_t rkey_b, k;
+	uint32_t rkey_b;
 	uint8_t *a, *b;
 	struct kvt_peer p;
 	struct utsname u;
@@ -200,8 +223,10 @@ int main(void)
 	if (!kvreg_has_feature(kv, KVREG_FEATURE_EXPORT_PD))
 		CHECK(0, "module without KVREG_FEATURE_EXPORT_PD");
 	kvt_uverbs();
-	a = kvt_map_anon(LEN);
-	b = kvt_map_anon(LEN);
+	/* Shared: the sweepers check B's bytes after each attack. */
+	a = kvt_map_shared(LEN);
+	b = kvt_map_shared(LEN);
+	refused_by_device = kvt_map_shared(sizeof(*refused_by_device));
 	mine = kvt_map_anon(LEN);
 	CHECK_OK(kvreg_register(kv, a, LEN, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &ma, &err), &err);
@@ -212,21 +237,27 @@ int main(void)
 	export_of(kv, ep, mb, &xb);
 	CHECK(memcmp(secret_of(&xa), secret_of(&xb), KVREG_SECRET_LEN),
 	      "two exports of one endpoint share a secret");
+	/*
+	 * A's holder, at every key of B's index, then at B's exact key. The
+	 * sweepers go first: a child cannot use verbs the parent opened
+	 * (uverbs refuses a file another process opened), and librdmacm
+	 * opens them once per process, on first use.
+	 */
+	kvt_fill(b, LEN, 0xb1);
+	rkey_b = kvt_desc_chunks(xb.desc)[0].rkey;
+	kvt_fan_out(SWEEPERS, sweeper,
+		    &(struct sweep){ &xa, &xb, rkey_b, b });
+	CHECK(kvt_mismatch(b, 0, LEN, 0xb1, 0) < 0, "B changed at %lld",
+	      (long long)kvt_mismatch(b, 0, LEN, 0xb1, 0));
 	honest(&xa, a, 0xa1);
 	honest(&xb, b, 0xb1);
-
-	/* A's holder, at B with B's exact key, then every key of B's index. */
-	rkey_b = kvt_desc_chunks(xb.desc)[0].rkey;
 	attack_once(&xa, IBV_WR_RDMA_WRITE, &xb, rkey_b, b, 0xb1,
 		    "A's peer at B, exact key");
 	attack_once(&xa, IBV_WR_RDMA_READ, &xb, rkey_b, b, 0xb1,
 		    "A's peer at B, exact key");
-	for (k = 0; k < 256; k++)
-		attack_once(&xa, IBV_WR_RDMA_WRITE, &xb,
-			    (rkey_b & ~0xffU) | k, b, 0xb1,
-			    "A's peer sweeping B's index");
-	printf("A's descriptor against B: exact key and 256 keys of its "
-	       "index refused by the device, B's bytes unchanged\n");
+	printf("A's descriptor against B: 256 keys of its index (%d peers "
+	       "at once) and the exact key refused by the device, B's bytes "
+	       "unchanged\n", SWEEPERS);
 
 	/* A connection kept across UNEXPORT and EXPORT again. */
 	let_in(&p, &xa);
@@ -265,10 +296,10 @@ int main(void)
 	/* The honest descriptors still work, and the attacks all reached it. */
 	honest(&xa2, a, 0xa2);
 	honest(&xb2, b, 0xb2);
-	CHECK(refused_by_device == 2 + 256 + 2, "%u attacks refused",
-	      refused_by_device);
+	CHECK(*refused_by_device == 2 + 256 + 2, "%u attacks refused",
+	      *refused_by_device);
 	printf("%u RDMA attacks posted and refused by the device; honest "
-	       "descriptors moved bytes after\n", refused_by_device);
+	       "descriptors moved bytes after\n", *refused_by_device);
 
 	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);

@@ -10,7 +10,8 @@
  *  - a descriptor of Y exported through a second endpoint of the same
  *    file, rewritten to X's keys (exported through the first only):
  *    refused, X unchanged;
- *  - 256 guesses at the rkeys next to X's, aimed at Y and Z: all refused;
+ *  - 256 guesses at the rkeys next to X's, aimed at Y and Z, from 16
+ *    importers at once: all refused;
  *  - a plain librdmacm listener that a kvreg importer connects to WRITEs
  *    and READs the importer's registration with its real keys: refused
  *    by the importer's QP, its bytes unchanged and not leaked;
@@ -41,6 +42,8 @@
 #define ADDR		"192.0.2.1"
 #define DESC_MAX	(64 * 1024)
 #define GUESSES		256
+/* Importers guessing at once: on 5.10 each refusal waits out retries. */
+#define GUESSERS	16
 
 struct key {
 	uint64_t iova;
@@ -272,7 +275,7 @@ static void refused(struct kvreg *kv, const uint8_t *desc, size_t n,
 	 */
 	while ((ret = kvreg_import(kv, desc, n, 0, &r, &err)) &&
 	       err.reason == KVREG_REASON_CONN_REJECTED &&
-	       err.driver_errno == 10 && ++tries < 20)
+	       err.driver_errno == 10 && ++tries < 40)
 		usleep(250 * 1000);
 	CHECK_OK(ret, &err);
 	ret = kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K, &err);
@@ -304,16 +307,59 @@ static void check_other_endpoint(struct kvreg *kv, struct kvreg_mr *local,
 	printf("X's keys through the endpoint Y was exported on: refused\n");
 }
 
+struct guess_arg {
+	const uint8_t *desc;	/* X's */
+	size_t size;
+	uint32_t xrkey, dev;
+};
+
+/*
+ * Importer @g of GUESSERS, a process with its own file: every
+ * GUESSERS-th guess, alternately above and below X's rkey, at Y's and
+ * Z's addresses, a third of them READs into its own registration.
+ */
+static void guesser(int g, void *arg)
+{
+	const struct key *victims[2] = { &ctl->y, &ctl->z };
+	const struct guess_arg *a = arg;
+	static uint8_t forged[DESC_MAX];
+	struct kvreg *kv = kvt_open();
+	uint8_t *mine = kvt_map_anon(SZ_4K);
+	struct kvreg_desc_chunk *c;
+	struct kvreg_mr *local;
+	struct kvreg_error err;
+	int i;
+
+	memcpy(forged, a->desc, a->size);
+	c = kvt_desc_chunks(forged);
+	kvt_fill(mine, SZ_4K, 0x11);
+	CHECK_OK(kvreg_register(kv, mine, SZ_4K, KVREG_ACCESS_LOCAL_WRITE,
+				1ULL << a->dev, &local, &err), &err);
+	for (i = g; i < GUESSES; i += GUESSERS) {
+		uint32_t d = (uint32_t)i / 2 + 1;
+
+		c[0].rkey = i % 2 ? a->xrkey - d : a->xrkey + d;
+		c[0].iova = victims[(i / 2) % 2]->iova;
+		kvt_reseal(forged, a->size);
+		refused(kv, forged, a->size,
+			i % 3 ? KVREG_OP_WRITE : KVREG_OP_READ, local);
+	}
+	CHECK(kvt_mismatch(mine, 0, SZ_4K, 0x11, 0) < 0,
+	      "a READ brought another registration's bytes");
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	kvreg_close(kv);
+}
+
 static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
 			 uint8_t *mine, const uint8_t *ybuf,
-			 const uint8_t *zbuf)
+			 const uint8_t *zbuf, uint32_t dev)
 {
 	static uint8_t forged[DESC_MAX];
 	const struct key *victims[2] = { &ctl->y, &ctl->z };
 	size_t n = ctl->desc_size;
 	struct kvreg_desc_chunk *c;
 	uint32_t xrkey;
-	int v, op, i;
+	int v, op;
 
 	memcpy(forged, ctl->desc, n);
 	c = kvt_desc_chunks(forged);
@@ -329,22 +375,15 @@ static void check_forged(struct kvreg *kv, struct kvreg_mr *local,
 	}
 	printf("X's descriptor rewritten to Y (same file) and Z (another "
 	       "file): WRITE and READ refused\n");
-	for (i = 0; i < GUESSES; i++) {
-		uint32_t d = (uint32_t)i / 2 + 1;
-
-		c[0].rkey = i % 2 ? xrkey - d : xrkey + d;
-		c[0].iova = victims[(i / 2) % 2]->iova;
-		kvt_reseal(forged, n);
-		refused(kv, forged, n, i % 3 ? KVREG_OP_WRITE : KVREG_OP_READ,
-			local);
-	}
-	CHECK(kvt_mismatch(ybuf, 0, VLEN, 0x59, 0) < 0, "Y changed");
-	CHECK(kvt_mismatch(zbuf, 0, VLEN, 0x5A, 0) < 0, "Z changed");
 	CHECK(kvt_mismatch(mine, 0, SZ_4K, 0x11, 0) < 0,
 	      "a READ brought another registration's bytes");
+	kvt_fan_out(GUESSERS, guesser,
+		    &(struct guess_arg){ ctl->desc, n, xrkey, dev });
+	CHECK(kvt_mismatch(ybuf, 0, VLEN, 0x59, 0) < 0, "Y changed");
+	CHECK(kvt_mismatch(zbuf, 0, VLEN, 0x5A, 0) < 0, "Z changed");
 	printf("%d guesses at rkeys next to X's (%#x), at Y's and Z's "
-	       "addresses: all refused; Y, Z and the importer unchanged\n",
-	       GUESSES, xrkey);
+	       "addresses, from %d importers at once: all refused; Y, Z and "
+	       "the importers unchanged\n", GUESSES, xrkey, GUESSERS);
 }
 
 /*
@@ -647,7 +686,7 @@ int main(void)
 				1ULL << dev, &local, &err), &err);
 	exp = kvt_spawn(exporter, &(struct exporter_arg){ pool, ybuf, zbuf,
 							  dev }, 'r');
-	check_forged(kv, local, mine, ybuf, zbuf);
+	check_forged(kv, local, mine, ybuf, zbuf, dev);
 	check_other_endpoint(kv, local, pool);
 	check_importer(kv, dev);
 	check_revocations(kv, &exp, local, mine, pool);
