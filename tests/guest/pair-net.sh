@@ -9,10 +9,11 @@ pair_net_up() {
 	for m in virtio_net rdma_rxe rdma_cm ib_uverbs; do
 		modprobe "$m" 2>/dev/null || true
 	done
-	ip link set eth0 up
+	# Jumbo frames, as on RoCE fabrics: rxe's MTU is then 4096, not 1024.
+	ip link set eth0 mtu 9000 up
 	ip addr add "192.0.2.$1/24" dev eth0
 	rdma link add rxe0 type rxe netdev eth0
-	ip link set eth1 up
+	ip link set eth1 mtu 9000 up
 	ip addr add "198.51.100.$1/24" dev eth1
 	rdma link add rxe1 type rxe netdev eth1
 	echo 64 > /proc/sys/vm/nr_hugepages
