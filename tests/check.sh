@@ -19,6 +19,32 @@ RESULTS=$OUT/results
 T=${T:-}
 LIST=tests/list
 
+# The run's timeline: each lane's stages, stamped with the time since the
+# start and the machine's CPU time used so far (core-minutes), printed at
+# the end. The budget is a cold run's (no cache) wall time on two cores,
+# where the lanes compete for CPU: the timeline shows which stage made a
+# run slow, and whether the CPUs idled meanwhile.
+START=$(date +%s)
+TIMELINE=$OUT/timeline
+: > "$TIMELINE"
+
+# busy_core_min: CPU time the machine spent busy since boot, in
+# core-minutes (/proc/stat's user, nice, system, irq, softirq, steal).
+busy_core_min() {
+	awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" {
+		printf "%.1f", ($2 + $3 + $4 + $7 + $8 + $9) / hz / 60; exit }' \
+		/proc/stat
+}
+BUSY0=$(busy_core_min)
+
+# stamp LANE WHAT
+stamp() {
+	local s=$(( $(date +%s) - START ))
+	printf '%d\t%3d:%02d %6.1f  %-8s %s\n' $s $((s / 60)) $((s % 60)) \
+		"$(awk -v a="$(busy_core_min)" -v b="$BUSY0" \
+			'BEGIN { print a - b }')" "$1" "$2" >> "$TIMELINE"
+}
+
 # list OP [VAR=VALUE...]: tests/list read by tests/list.awk.
 list() {
 	local op=$1 a args=()
@@ -235,16 +261,19 @@ debug_build() {
 	if [ -z "$(guest_wanted debug)" ] && ! pair_wanted debug/; then
 		return
 	fi
+	stamp debug "kernel: build (or the cache's)"
 	if ! DEBUG=$(tests/guest/debug-kernel.sh build); then
 		record FAIL build/debug-kernel
 		return
 	fi
+	stamp debug "kernel: ready; the module for it"
 	read -r DKVER _ DTREE <<< "$DEBUG"
 	if tests/guest/build-module.sh "$DTREE" "$BUILD/kmod/$DKVER" \
 		> "$OUT/debug-build.log" 2>&1 &&
 	   tests/guest/build-module.sh --kunit "$DTREE" \
 		"$BUILD/kunit/$DKVER" >> "$OUT/debug-build.log" 2>&1; then
 		record PASS build/debug-kernel
+		stamp debug "kernel: module and KUnit module built"
 		echo "DEBUG_OK=1 DKVER=$DKVER" > "$OUT/debug.env"
 		# KASAN and lockdep change what W=1 sees: warning-free there too.
 		if grep -E 'warning:' "$OUT/debug-build.log"; then
@@ -280,6 +309,7 @@ prepare_chroots() {
 	for suite in trixie bullseye forky; do
 		suite_wanted "$suite" || continue
 		tests/guest/chroot.sh "$suite" prepare > /dev/null 2>&1 || true
+		stamp chroot "$suite: root ready"
 	done
 }
 
@@ -300,6 +330,7 @@ suite_build() {
 		return
 	fi
 	read -r kv _ <<< "$info"
+	stamp guest "$suite: root ready"
 	if [ "$suite" = bookworm ]; then
 		echo "OK=1 KVER=$kv" > "$OUT/$suite.env"
 		return
@@ -316,8 +347,10 @@ suite_build() {
 	else
 		record PASS "build/$suite-module-w1-clean"
 	fi
+	stamp guest "$suite: module built"
 	recorded "build/$suite-user" "$OUT/$suite-user.log" \
 		tests/guest/chroot.sh "$suite" user . "$PWD/$BUILD/$suite" || return
+	stamp guest "$suite: library and tests built"
 	case $suite in
 	bullseye|forky)
 		if [ -s "$OUT/deb.ok" ] &&
@@ -341,12 +374,14 @@ guest_suite() {
 	local dir=$1 name=$2 boot=$3 ko=$4 build=$5 only=$6
 	shift 6
 	mkdir -p "$OUT/$dir"
+	stamp "${dir%%-*}" "guest $dir: boots"
 	KVREG_KERNEL=$boot KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-3300} \
 		tests/guest/boot.sh "$OUT/$dir" env "KVREG_ONLY=$only" \
 		KVREG_DKMS_INSTALLED="${DKMS_INSTALLED:-}" \
 		KVREG_DEBS_INSTALLED="${DEBS_INSTALLED:-}" sh \
 		"$PWD/tests/guest/run-tests.sh" "$build" "$ko" \
 		/kvreg-out/results "$@" > "$OUT/$dir/console.log" 2>&1 || true
+	stamp "${dir%%-*}" "guest $dir: done"
 	cat "$OUT/$dir/console.log"
 	guest_results "$OUT/$dir" "$name"
 }
@@ -426,8 +461,10 @@ debug_guest() {
 # pair_run DIR PREFIX KIND_A KO_A KIND_B KO_B: two guests on one link.
 pair_run() {
 	local dir=$1 prefix=$2 side
+	stamp "${dir%%-*}" "pair $dir: boots"
 	tests/guest/pair.sh "$OUT/$dir" "$PWD/$BUILD" "$3" "$4" "$5" "$6" \
 		"$prefix" || true
+	stamp "${dir%%-*}" "pair $dir: done"
 	for side in a b; do
 		sed -n '/=== \|PASS\|FAIL\|check failed\|exporter\|importer\|pool\|desc\|failed\|ok, then/p' \
 			"$OUT/$dir/$side/console.log" | sed 's/^/    /' | head -60
@@ -515,6 +552,7 @@ if ! flock -n 8; then
 fi
 
 echo "=== build (library, kvregctl, tests, module for $KVER)"
+stamp host "build"
 if make -s all tests BUILD="$BUILD" KVER="$KVER" > "$OUT/build.log" 2>&1; then
 	record PASS build/all
 else
@@ -539,9 +577,11 @@ chroots_pid=$!
 
 # The host's tests, as tests/list orders them; the packages among them
 # (deb/build-lintian) are what the guests then install.
+stamp host "tests"
 for name in $(list names where=host); do
 	host_test "$name"
 done
+stamp host "tests: done"
 # The guests' package tests and the releases' kvreg-dkms builds need this
 # tree's packages even when T did not ask for them to be checked.
 if [ -n "$T" ] && ! host_wanted deb/build-lintian; then
@@ -557,6 +597,9 @@ echo "=== the guest lane"
 cat "$OUT/lane-guest.log"
 echo "=== the debug lane"
 cat "$OUT/lane-debug.log"
+stamp host "end"
+echo "=== timeline (min:s since the start, core-minutes of CPU used)"
+sort -s -n "$TIMELINE" | cut -f2-
 
 not_run_guard
 summary
