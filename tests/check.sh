@@ -231,12 +231,13 @@ has_result() {
 # The guest work runs in two lanes, started as early as each can: a
 # guest runs one test at a time, so most of the time one of its two vCPUs
 # idles, and the other lane (a guest, or a build) gets that CPU. The
-# debug lane builds the debug kernel from the start, beside the host
-# tests, then runs the debug guest and the debug pair. The guest lane
-# runs each Debian release's guests, and the pair of Debian 12 and 13
-# between them. A third job makes the releases' chroots meanwhile, which
-# is mostly download. Each lane logs to its own file, printed whole at
-# the end; results append to RESULTS a line at a time.
+# debug lane builds the debug kernel from the start, beside the host's
+# build and tests, then runs the debug guest. The guest lane runs each
+# Debian release's guests, the pair of Debian 12 and 13 between them.
+# The debug pair runs in the lane that is done first. A third job makes
+# the releases' chroots
+# meanwhile, which is mostly download. Each lane logs to its own file,
+# printed whole at the end; results append to RESULTS a line at a time.
 
 # recorded NAME LOG CMD...: a host step, its output in LOG; PASS, or FAIL
 # with the log shown (and status 1).
@@ -499,8 +500,17 @@ debug_pair() {
 		debug "$PWD/$BUILD/kmod/$DKVER/kvreg.ko"
 }
 
+# debug_pair_once: the debug pair, in the lane that is first done with
+# the rest of its work (the debug guest takes about as long as all the
+# guest lane's other guests, and which ends first depends on what the
+# cache held), so the two lanes end together.
+debug_pair_once() {
+	mkdir "$OUT/debug-pair.claimed" 2>/dev/null || return 0
+	debug_pair
+}
+
 guest_lane() {
-	local suite
+	local suite DEBUG_OK='' DKVER=''
 	for suite in bookworm trixie; do
 		suite_build "$suite"
 		suite_guests "$suite"
@@ -510,14 +520,31 @@ guest_lane() {
 		suite_build "$suite"
 		suite_guests "$suite"
 	done
+	while [ ! -e "$OUT/debug.built" ] && kill -0 "$debug_pid" 2>/dev/null
+	do
+		sleep 5
+	done
+	# shellcheck disable=SC1091
+	. "$OUT/debug.env"
+	debug_pair_once
 }
 
 debug_lane() {
 	debug_build
+	touch "$OUT/debug.built"
 	# shellcheck disable=SC1091
 	. "$OUT/debug.env"
 	debug_guest
-	debug_pair
+	debug_pair_once
+}
+
+# stop_lanes: a run that ends early (a failed build, ^C) takes its lanes
+# along; each is a process group of its own.
+stop_lanes() {
+	local pid
+	for pid in ${debug_pid:-} ${chroots_pid:-}; do
+		kill -0 "$pid" 2>/dev/null && kill -- -"$pid" 2>/dev/null
+	done
 }
 
 # Only unit tests asked for: the library, kvregctl and the tests, no
@@ -551,6 +578,18 @@ if ! flock -n 8; then
 	exit 1
 fi
 
+# A run that was stopped may have left Debian 12's root mounted.
+tests/guest/chroot.sh bookworm release
+# The debug kernel's build is the longest stage of a cold run: it starts
+# first, beside the host's build.
+trap stop_lanes EXIT
+set -m
+debug_lane > "$OUT/lane-debug.log" 2>&1 &
+debug_pid=$!
+prepare_chroots > "$OUT/chroots.log" 2>&1 &
+chroots_pid=$!
+set +m
+
 echo "=== build (library, kvregctl, tests, module for $KVER)"
 stamp host "build"
 if make -s all tests BUILD="$BUILD" KVER="$KVER" > "$OUT/build.log" 2>&1; then
@@ -567,13 +606,6 @@ if grep -E 'warning:' "$OUT/build.log"; then
 else
 	record PASS build/module-w1-clean
 fi
-
-# A run that was stopped may have left Debian 12's root mounted.
-tests/guest/chroot.sh bookworm release
-debug_lane > "$OUT/lane-debug.log" 2>&1 &
-debug_pid=$!
-prepare_chroots > "$OUT/chroots.log" 2>&1 &
-chroots_pid=$!
 
 # The host's tests, as tests/list orders them; the packages among them
 # (deb/build-lintian) are what the guests then install.
