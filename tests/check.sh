@@ -235,9 +235,9 @@ has_result() {
 # build and tests, then runs the debug guest. The guest lane runs each
 # Debian release's guests, the pair of Debian 12 and 13 between them.
 # The debug pair runs in the lane that is done first. A third job makes
-# the releases' chroots
-# meanwhile, which is mostly download. Each lane logs to its own file,
-# printed whole at the end; results append to RESULTS a line at a time.
+# the releases' chroots meanwhile, which is mostly download. Each lane
+# logs to its own file, printed whole at the end; results append to
+# RESULTS a line at a time.
 
 # recorded NAME LOG CMD...: a host step, its output in LOG; PASS, or FAIL
 # with the log shown (and status 1).
