@@ -529,11 +529,17 @@ guest_lane() {
 	debug_pair_once
 }
 
+# The debug lane builds its kernel beside the host's build; its guests
+# run the host's build of the library and tests, so they wait for it (a
+# failed build ends the run, and the lane with it).
 debug_lane() {
 	debug_build
 	touch "$OUT/debug.built"
 	# shellcheck disable=SC1091
 	. "$OUT/debug.env"
+	while [ ! -e "$OUT/host.built" ] && kill -0 $$ 2>/dev/null; do
+		sleep 2
+	done
 	debug_guest
 	debug_pair_once
 }
@@ -594,6 +600,7 @@ echo "=== build (library, kvregctl, tests, module for $KVER)"
 stamp host "build"
 if make -s all tests BUILD="$BUILD" KVER="$KVER" > "$OUT/build.log" 2>&1; then
 	record PASS build/all
+	touch "$OUT/host.built"
 else
 	cat "$OUT/build.log"
 	record FAIL build/all
