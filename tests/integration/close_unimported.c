@@ -24,14 +24,7 @@
 #include "kvtrace.h"
 
 #define POOL		(4 * SZ_2M)
-/*
- * A queue long enough that release finds work left when it begins: a
- * killed process's memory goes before its files, which on the debug
- * kernel takes seconds, and at rxe's MTU of 4096 a queue of 256 KiB READs
- * was done by then. Release aborts what is left, so the work actually
- * done is about the same.
- */
-#define OP_LEN		(1024 * 1024)
+#define OP_LEN		(256 * 1024)
 #define OPS		KVREG_SUBMIT_DEPTH
 #define ADDR		"192.0.2.1"
 
