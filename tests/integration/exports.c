@@ -666,16 +666,10 @@ int main(void)
 	dev = devs[0].index;
 	CHECK(!uname(&u), "uname");
 	on_5_10 = !strncmp(u.release, "5.10.", 5);
-	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ybuf = mmap(NULL, VLEN, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	zbuf = mmap(NULL, VLEN, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	CHECK(ctl != MAP_FAILED && pool != MAP_FAILED &&
-	      ybuf != MAP_FAILED && zbuf != MAP_FAILED, "mmap");
+	ctl = kvt_map_shared(sizeof(*ctl));
+	pool = kvt_map_shared(LEN);
+	ybuf = kvt_map_shared(VLEN);
+	zbuf = kvt_map_shared(VLEN);
 	kvt_fill(ybuf, VLEN, 0x59);
 	kvt_fill(zbuf, VLEN, 0x5A);
 	mine = kvt_map_anon(SZ_2M);
