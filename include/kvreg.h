@@ -128,12 +128,6 @@ int kvreg_transfer(struct kvreg *kv, enum kvreg_transfer_op op,
 		   const struct kvreg_mr *local, uint64_t local_offset,
 		   const struct kvreg_mr *remote, uint64_t remote_offset,
 		   uint64_t length, struct kvreg_error *err);
-/* Remote side by raw address and rkey, as a peer would: CAP_SYS_ADMIN. */
-int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
-		       uint32_t device_index,
-		       const struct kvreg_mr *local, uint64_t local_offset,
-		       uint64_t remote_addr, uint32_t remote_rkey,
-		       uint64_t length, struct kvreg_error *err);
 
 /*
  * remote.c: the peer side of a registration. A process listens on an

@@ -125,11 +125,6 @@ struct kvreg_qp {
 	spinlock_t post_lock;
 	bool ready;
 	/*
-	 * An engine's remote rights now, under @mutex: none but while a
-	 * chain that needs them runs (qp.c).
-	 */
-	int remote_access;
-	/*
 	 * Connected to a peer through the RDMA CM: an error state is final
 	 * (the peer is gone or refused us), not something to reconnect.
 	 */
@@ -159,8 +154,8 @@ struct kvreg_qp {
 #define KVREG_PASSIVE_SQ_DEPTH	1
 
 /*
- * A protection domain of kvreg's on one device and the loopback QP that
- * fast-registers and moves data in it (file_dev.c): an open file's own
+ * A protection domain of kvreg's on one device and the engine QP that
+ * fast-registers MRs in it (file_dev.c): an open file's own
  * (on kvreg_file.devs, held by each of its registrations there), or an
  * endpoint's (on kvreg_endpoint.devs, held by its exports' MRs and the
  * connections it accepted). @pd and @qp are set up under

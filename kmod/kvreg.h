@@ -124,8 +124,8 @@ struct kvreg_side {
 
 /*
  * Where the remote side of a transfer is: a registration of the caller
- * (@side), a region imported from a peer (@rr), or a raw address and
- * rkey; and the QP that reaches it.
+ * (@side, copied to or from on the CPU), or a region imported from a peer
+ * (@rr), and the QP of the rail that reaches it.
  */
 struct kvreg_target {
 	struct kvreg_qp *q;
@@ -153,8 +153,6 @@ void kvreg_transfer_release(struct kvreg_side *local,
 /* Under teardown_rwsem read. */
 int kvreg_target_live(struct kvreg_dev *kdev, struct kvreg_side *local,
 		      struct kvreg_target *t, struct kvreg_error *err);
-int kvreg_target_at(struct kvreg_target *t, struct kvreg_transfer *arg,
-		    u64 rva, u64 *seg, u64 *raddr, u32 *rkey);
 u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer);
 
 static inline void kvreg_set_error(struct kvreg_error *err, u32 reason,

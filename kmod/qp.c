@@ -8,14 +8,12 @@
  * An engine is addressable by anyone who can send to its QP number with
  * its expected PSN: on rxe a local user's own RC QP aimed at the host's
  * own GID reaches it, and `rdma res show qp` gives both numbers to any
- * user. So an engine accepts no RDMA from outside: its QP holds no
- * remote access while idle, and a chain that must be its own responder
- * (a loopback WRITE or READ) turns on the one right it needs for as long
- * as it runs, under @mutex (kvreg_post_chain()). An export's engine
- * only fast-registers and never takes a remote right. PSNs are random,
- * as the CM's are, so a spoofer on the fabric who cannot read them must
- * guess 24 bits; an engine errored by a foreign packet is connected
- * again, with new PSNs, and the chain it broke is posted once more.
+ * user. So an engine never holds a remote right: it only fast-registers,
+ * and a TRANSFER between two registrations of a file is a CPU copy
+ * (transfer.c), not a loopback chain. PSNs are random, as the CM's are;
+ * an engine errored by a foreign packet (refused, it still moves the
+ * engine to the error state) is connected again, with new PSNs, and the
+ * chain it broke is posted once more.
  */
 #include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
@@ -87,9 +85,8 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 	attr.qp_state = IB_QPS_INIT;
 	attr.pkey_index = 0;
 	attr.port_num = kdev->port;
-	/* No remote right while idle: see the top of this file. */
+	/* No remote right, ever: see the top of this file. */
 	attr.qp_access_flags = 0;
-	q->remote_access = 0;
 	ret = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (ret)
@@ -99,11 +96,7 @@ static int kvreg_qp_connect(struct kvreg_qp *q)
 	if (IS_ERR(gid_attr))
 		return PTR_ERR(gid_attr);
 
-	/*
-	 * The port's MTU, as the CM gives a connection: a loopback chain
-	 * moves its bytes in a quarter of the packets at 4096, and each
-	 * packet costs the device as much as its bytes do.
-	 */
+	/* The port's MTU, as the CM gives a connection. */
 	ret = ib_query_port(kdev->ibdev, kdev->port, &port_attr);
 	if (ret) {
 		rdma_put_gid_attr(gid_attr);
@@ -438,6 +431,9 @@ void kvreg_qp_destroy_cm(struct kvreg_qp *q, struct rdma_cm_id *cm_id)
 	spin_unlock(&q->post_lock);
 	mutex_unlock(&q->mutex);
 	ib_drain_qp(q->qp);
+	/* A chain whose flush failed ended with the drain, if not before. */
+	if (q->chain_owed)
+		trace_kvreg_chain_collected(q->dev->index, qpn);
 	if (q->own_states)
 		ib_destroy_qp(q->qp);
 	else
@@ -456,46 +452,15 @@ void kvreg_qp_destroy(struct kvreg_qp *q)
 {
 	u32 qpn = q->qp->qp_num;
 
-	if (q->chain_owed && !completion_done(&q->chain->done))
-		ib_drain_sq(q->qp);
+	if (q->chain_owed) {
+		if (!completion_done(&q->chain->done))
+			ib_drain_sq(q->qp);
+		trace_kvreg_chain_collected(q->dev->index, qpn);
+	}
 	ib_destroy_qp(q->qp);
 	kvreg_qp_put_cq(q);
 	kvreg_qp_free_chain(q, qpn);
 	mutex_destroy(&q->mutex);
-}
-
-/*
- * The right an engine's chain needs as its own responder: a loopback
- * WRITE lands through it, a loopback READ is served by it. Fast
- * registration needs none.
- */
-static int kvreg_chain_remote_access(struct ib_send_wr *first)
-{
-	struct ib_send_wr *wr;
-	int access = 0;
-
-	for (wr = first; wr; wr = wr->next) {
-		if (wr->opcode == IB_WR_RDMA_WRITE)
-			access |= IB_ACCESS_REMOTE_WRITE;
-		else if (wr->opcode == IB_WR_RDMA_READ)
-			access |= IB_ACCESS_REMOTE_READ;
-	}
-	return access;
-}
-
-/* An engine in RTS takes @access as its remote rights, and no others. */
-static int kvreg_qp_set_remote_access(struct kvreg_qp *q, int access)
-{
-	struct ib_qp_attr attr = { .qp_access_flags = access };
-	int ret;
-
-	lockdep_assert_held(&q->mutex);
-	if (q->remote_access == access)
-		return 0;
-	ret = ib_modify_qp(q->qp, &attr, IB_QP_ACCESS_FLAGS);
-	if (!ret)
-		q->remote_access = access;
-	return ret;
 }
 
 /*
@@ -561,27 +526,6 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 		if (ret)
 			return -ENETDOWN;
 	}
-	if (!q->cm_peer) {
-		int access = kvreg_chain_remote_access(first);
-
-		/*
-		 * Refused: the QP is in error with no failure of kvreg's
-		 * behind it, as a foreign packet leaves it (its NAK comes
-		 * back to the engine, its own peer): connect again, with
-		 * new PSNs.
-		 */
-		ret = kvreg_qp_set_remote_access(q, access);
-		if (ret) {
-			trace_kvreg_engine_retry(q->dev->index, q->qp->qp_num);
-			ret = kvreg_qp_connect(q) ?:
-			      kvreg_qp_set_remote_access(q, access);
-		}
-		if (ret) {
-			WRITE_ONCE(q->ready, false);
-			return -ENETDOWN;
-		}
-	}
-
 	reinit_completion(&w->done);
 	w->status = IB_WC_SUCCESS;
 	for (wr = first; wr; wr = wr->next) {
@@ -640,13 +584,6 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 		*wc_status = w->status;
 		return -EIO;
 	}
-	/*
-	 * Its last completion is in. A late duplicate of one of its
-	 * requests that comes now is refused, and if that errors the
-	 * engine, the next chain connects it again.
-	 */
-	if (!q->cm_peer && kvreg_qp_set_remote_access(q, 0))
-		WRITE_ONCE(q->ready, false);
 	return 0;
 }
 

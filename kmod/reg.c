@@ -296,13 +296,12 @@ static struct kvreg_reg *kvreg_reg_alloc(struct kvreg_file *kf,
 	reg->writable = arg->access & (KVREG_ACCESS_LOCAL_WRITE |
 				       KVREG_ACCESS_REMOTE_WRITE);
 	/*
-	 * The file's own PD holds no QP a peer can use (see the UAPI's
-	 * "Remote regions"): its keys carry what its loopback engine needs
-	 * to move data between the file's registrations, whatever REMOTE_*
-	 * flags say; those say what EXPORT may grant.
+	 * Local rights only, whatever REMOTE_* flags say (those say what
+	 * EXPORT may grant, in the export's own PD): the file's keys are the
+	 * local side of its remote transfers, and a READ lands through them.
+	 * No QP of the file's PD then has anything to take remote RDMA into.
 	 */
-	reg->ib_access = kvreg_access_to_ib(reg->writable ? KVREG_ACCESS_ALL :
-					    KVREG_ACCESS_REMOTE_READ);
+	reg->ib_access = reg->writable ? IB_ACCESS_LOCAL_WRITE : 0;
 	INIT_LIST_HEAD(&reg->exports);
 	reg->dev_mask = mask;
 	reg->km = kf->km;

@@ -116,7 +116,8 @@ DEFINE_EVENT(kvreg_qp_event, kvreg_engine_retry,
 /*
  * A late or killed chain's flush failed (the QP could not be moved to the
  * error state): the call returned, and @running says whether the chain
- * was still in flight then. The QP's next chain waits for its end.
+ * was still in flight then. The QP's next chain, or its destruction,
+ * waits for its end.
  */
 TRACE_EVENT(kvreg_chain_unflushed,
 	    TP_PROTO(u32 dev, u32 qpn, bool running),
@@ -131,7 +132,10 @@ TRACE_EVENT(kvreg_chain_unflushed,
 		      __entry->running)
 );
 
-/* The next chain on that QP saw the unflushed one end, and went on. */
+/*
+ * The unflushed chain's end was seen: by the QP's next chain, which then
+ * went on, or by the QP's destruction, which drained it.
+ */
 DEFINE_EVENT(kvreg_qp_event, kvreg_chain_collected,
 	     TP_PROTO(u32 dev, u32 qpn),
 	     TP_ARGS(dev, qpn)

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * TRANSFER: RDMA WRITE or READ between two registrations of the caller,
- * through the file's kernel QP on a device, waiting for completion. Keys
- * of a kernel PD work only on kernel QPs of that PD: this is how the keys
- * kvreg hands out are proven, and where the data path grows.
+ * TRANSFER: WRITE or READ between a registration of the caller and either
+ * another of its registrations or a region it imported, waiting for the
+ * end. To an imported region the bytes go by RDMA, through the rail's QP.
+ * Between two of the caller's own registrations they never leave the host,
+ * and the CPU copies them between the pinned pages: an RDMA loopback would
+ * need a QP of the file that takes remote RDMA while it runs, and RC says
+ * nothing of who sent a request (rxe checks IP addresses only), so a local
+ * verbs user who read that QP's number and PSN from `rdma res` could aim
+ * at the file's memory in that window. The file's MRs hold no remote
+ * right, and no QP of the file's PD takes one.
  */
-#include <linux/capability.h>
+#include <linux/highmem.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
@@ -90,10 +96,7 @@ int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
 static int kvreg_check_transfer(struct kvreg_transfer *arg,
 				struct kvreg_error *err)
 {
-	const u32 known = KVREG_TRANSFER_F_RAW_REMOTE |
-			  KVREG_TRANSFER_F_REMOTE_REGION;
-
-	if ((arg->flags & ~known) || (arg->flags & known) == known)
+	if (arg->flags & ~KVREG_TRANSFER_F_REMOTE_REGION)
 		return kvreg_bad_arg(err, KVREG_ARG_FLAGS);
 	if (arg->opcode != KVREG_OP_WRITE && arg->opcode != KVREG_OP_READ)
 		return kvreg_bad_arg(err, KVREG_ARG_OPCODE);
@@ -101,44 +104,20 @@ static int kvreg_check_transfer(struct kvreg_transfer *arg,
 		return kvreg_bad_arg(err, KVREG_ARG_LENGTH);
 	if (arg->device_index >= KVREG_MAX_DEVICES)
 		return kvreg_bad_arg(err, KVREG_ARG_DEVICE);
-	if (arg->flags & KVREG_TRANSFER_F_RAW_REMOTE) {
-		if (arg->remote_handle || arg->remote_offset)
-			return kvreg_bad_arg(err, KVREG_ARG_HANDLE);
-		if (!capable(CAP_SYS_ADMIN)) {
-			kvreg_set_error(err, KVREG_REASON_NOT_PERMITTED,
-					KVREG_NO_DEVICE_INDEX);
-			return -EPERM;
-		}
-	} else if (arg->remote_addr || arg->remote_rkey) {
-		return kvreg_bad_arg(err, KVREG_ARG_ADDRESS);
-	}
+	if (arg->reserved || arg->reserved2)
+		return kvreg_bad_arg(err, KVREG_ARG_RESERVED);
 	return 0;
 }
 
-/* Address and rkey of the remote side at @rva, and how far they reach. */
-int kvreg_target_at(struct kvreg_target *t, struct kvreg_transfer *arg,
-		    u64 rva, u64 *seg, u64 *raddr, u32 *rkey)
+/* Address and rkey of the imported region at @rva, and how far they reach. */
+static void kvreg_target_at(struct kvreg_target *t, u64 rva, u64 *seg,
+			    u64 *raddr, u32 *rkey)
 {
-	if (t->path) {
-		const struct kvreg_rchunk *c = kvreg_rpath_chunk(t->path, rva);
+	const struct kvreg_rchunk *c = kvreg_rpath_chunk(t->path, rva);
 
-		*seg = min(*seg, c->start + c->length - rva);
-		*raddr = c->iova + (rva - c->start);
-		*rkey = c->rkey;
-	} else if (t->side) {
-		struct ib_mr *rmr = kvreg_reg_dev_find_mr(t->side->rd, rva);
-
-		/* Ranges were checked: a miss is a kvreg bug. */
-		if (WARN_ON_ONCE(!rmr))
-			return -EINVAL;
-		*seg = min(*seg, rmr->iova + rmr->length - rva);
-		*raddr = rva;
-		*rkey = rmr->rkey;
-	} else {
-		*raddr = rva;
-		*rkey = arg->remote_rkey;
-	}
-	return 0;
+	*seg = min(*seg, c->start + c->length - rva);
+	*raddr = c->iova + (rva - c->start);
+	*rkey = c->rkey;
 }
 
 u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer)
@@ -163,7 +142,10 @@ u32 kvreg_transfer_reason(int ret, enum ib_wc_status wc_status, bool peer)
 	return KVREG_REASON_DEVICE_REFUSED;
 }
 
-/* Caller holds teardown_rwsem for read; both sides are live. */
+/*
+ * To an imported region, through the rail's QP in @t. Caller holds
+ * teardown_rwsem for read; the local side and the rail are live.
+ */
 static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			       struct kvreg_side *local,
 			       struct kvreg_target *t,
@@ -173,8 +155,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	struct kvreg_dev *kdev = local->rd->dev;
 	struct kvreg_qp *q = t->q;
 	u64 lva = local->va, left = arg->length, chained, raddr;
-	u64 rva = t->side ? t->side->va : t->rr ? arg->remote_offset :
-		  arg->remote_addr;
+	u64 rva = arg->remote_offset;
 	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 	int ret = 0;
 	u32 n, rkey;
@@ -212,9 +193,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 				break;
 			}
 			seg = min(seg, lmr->iova + lmr->length - lva);
-			ret = kvreg_target_at(t, arg, rva, &seg, &raddr, &rkey);
-			if (ret)
-				break;
+			kvreg_target_at(t, rva, &seg, &raddr, &rkey);
 			b->sge[n] = (struct ib_sge) {
 				.addr = lva, .length = seg, .lkey = lmr->lkey,
 			};
@@ -244,7 +223,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 		/* A device going away fails its work in any number of ways. */
 		kvreg_set_error(err, READ_ONCE(kdev->dying) ?
 				KVREG_REASON_DEVICE_REMOVED :
-				kvreg_transfer_reason(ret, wc_status, t->rr),
+				kvreg_transfer_reason(ret, wc_status, true),
 				kdev->index);
 		if (err->reason == KVREG_REASON_OP_TIMEOUT)
 			err->limit = jiffies_to_msecs(timeout);
@@ -349,7 +328,6 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 			   struct kvreg_side *local, struct kvreg_side *remote,
 			   struct kvreg_target *t, struct kvreg_error *err)
 {
-	bool raw = arg->flags & KVREG_TRANSFER_F_RAW_REMOTE;
 	bool region = arg->flags & KVREG_TRANSFER_F_REMOTE_REGION;
 	bool write = arg->opcode == KVREG_OP_WRITE;
 	int ret = 0;
@@ -371,7 +349,7 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	 * the host: local rights only. A registration's REMOTE_* flags
 	 * speak of peers, which EXPORT alone lets in.
 	 */
-	if (!ret && !raw && !region) {
+	if (!ret && !region) {
 		ret = kvreg_resolve_side(kf, arg->remote_handle,
 					 arg->remote_offset, arg->length,
 					 arg->device_index,
@@ -379,8 +357,6 @@ int kvreg_transfer_resolve(struct kvreg_file *kf, struct kvreg_transfer *arg,
 					 KVREG_ARG_REMOTE_OFFSET, remote, err);
 		t->side = remote;
 	}
-	if (!ret && !region)
-		t->q = &local->rd->fdev->qp;
 	return ret;
 }
 
@@ -493,12 +469,136 @@ static int kvreg_transfer_rails(struct kvreg_transfer *arg,
 	return -ENOTCONN;
 }
 
+/*
+ * A local copy checks for a fatal signal and yields the CPU after this
+ * many bytes: a few hundred microseconds of memcpy, so a kill or a
+ * runnable task waits no longer than that, and the checks cost nothing.
+ */
+#define KVREG_COPY_STEP		SZ_1M
+
+/* A byte of a registration's pinned pages: an entry and where in it. */
+struct kvreg_page_cursor {
+	struct scatterlist *sg;
+	u64 off;
+};
+
+/*
+ * The pinned table starts at the page of reg->addr and its entries are
+ * whole runs of pages, so @va is found by walking the runs before it:
+ * at most one entry per 4 KiB page, and far fewer where pages merged.
+ */
+static void kvreg_cursor_seek(struct kvreg_page_cursor *c,
+			      struct kvreg_reg *reg, u64 va)
+{
+	struct scatterlist *sg = reg->pinned.sgt.sgl;
+	u64 skip = va - (reg->addr & PAGE_MASK);
+
+	while (skip >= sg->length) {
+		skip -= sg->length;
+		sg = sg_next(sg);
+	}
+	c->sg = sg;
+	c->off = sg->offset + skip;
+}
+
+static struct page *kvreg_cursor_page(const struct kvreg_page_cursor *c,
+				      u32 *in_page)
+{
+	*in_page = offset_in_page(c->off);
+	return nth_page(sg_page(c->sg), c->off >> PAGE_SHIFT);
+}
+
+static void kvreg_cursor_advance(struct kvreg_page_cursor *c, u64 n)
+{
+	c->off += n;
+	if (c->off == c->sg->offset + c->sg->length) {
+		/* NULL past the last entry: only read while bytes are left. */
+		c->sg = sg_next(c->sg);
+		if (c->sg)
+			c->off = c->sg->offset;
+	}
+}
+
+/*
+ * Between two registrations of the file: a page piece at a time, from
+ * the pinned pages of one to those of the other. The pins hold the pages
+ * for as long as the references in @local and @remote do, whatever
+ * happens to the user's mappings or to the devices meanwhile.
+ */
+static int kvreg_copy_local(struct kvreg_transfer *arg,
+			    struct kvreg_side *local,
+			    struct kvreg_side *remote,
+			    struct kvreg_error *err)
+{
+	bool write = arg->opcode == KVREG_OP_WRITE;
+	struct kvreg_side *from = write ? local : remote;
+	struct kvreg_side *to = write ? remote : local;
+	struct kvreg_page_cursor src, dst;
+	u64 left = arg->length, since_check = 0;
+
+	/* Access was checked: pages pinned without FOLL_WRITE are a bug. */
+	if (WARN_ON_ONCE(!to->reg->writable)) {
+		kvreg_set_error(err, KVREG_REASON_ACCESS_DENIED,
+				KVREG_NO_DEVICE_INDEX);
+		return -EACCES;
+	}
+	kvreg_cursor_seek(&src, from->reg, from->va);
+	kvreg_cursor_seek(&dst, to->reg, to->va);
+	while (left) {
+		u32 src_in, dst_in;
+		struct page *src_page = kvreg_cursor_page(&src, &src_in);
+		struct page *dst_page = kvreg_cursor_page(&dst, &dst_in);
+		u64 n = min3(left, (u64)(PAGE_SIZE - src_in),
+			     (u64)(PAGE_SIZE - dst_in));
+		void *dst_addr = kmap_local_page(dst_page);
+		void *src_addr = kmap_local_page(src_page);
+
+		memmove(dst_addr + dst_in, src_addr + src_in, n);
+		kunmap_local(src_addr);
+		kunmap_local(dst_addr);
+		flush_dcache_page(dst_page);
+		kvreg_cursor_advance(&src, n);
+		kvreg_cursor_advance(&dst, n);
+		left -= n;
+		since_check += n;
+		if (left && since_check >= KVREG_COPY_STEP) {
+			since_check = 0;
+			if (fatal_signal_pending(current)) {
+				kvreg_set_error(err, KVREG_REASON_INTERRUPTED,
+						local->rd->dev->index);
+				err->driver_errno = -EINTR;
+				return -EINTR;
+			}
+			cond_resched();
+		}
+	}
+	return 0;
+}
+
+/* To an imported region: a WR batch for its chains, then its rails. */
+static int kvreg_transfer_region(struct kvreg_transfer *arg,
+				 struct kvreg_side *local,
+				 struct kvreg_target *t,
+				 struct kvreg_error *err)
+{
+	struct kvreg_rdma_batch *batch = kmalloc(sizeof(*batch), GFP_KERNEL);
+	int ret;
+
+	if (!batch) {
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+		return -ENOMEM;
+	}
+	ret = kvreg_transfer_rails(arg, local, t, batch, err);
+	kfree(batch);
+	return ret;
+}
+
 int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 		   struct kvreg_error *err)
 {
 	struct kvreg_side local = {}, remote = {};
 	struct kvreg_target t = {};
-	struct kvreg_rdma_batch *batch;
 	struct kvreg_dev *kdev;
 	int ret;
 
@@ -506,31 +606,26 @@ int kvreg_transfer(struct kvreg_file *kf, struct kvreg_transfer *arg,
 	if (ret)
 		return ret;
 	trace_kvreg_transfer(arg->opcode, arg->length);
-	batch = kmalloc(sizeof(*batch), GFP_KERNEL);
-	if (!batch) {
-		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
-				KVREG_NO_DEVICE_INDEX);
-		ret = -ENOMEM;
-		goto out;
-	}
 	ret = kvreg_transfer_resolve(kf, arg, &local, &remote, &t, err);
 	if (ret)
 		goto out_put;
 	if (t.rr) {
-		ret = kvreg_transfer_rails(arg, &local, &t, batch, err);
+		ret = kvreg_transfer_region(arg, &local, &t, err);
 		goto out_put;
 	}
 
+	/*
+	 * Live now on the device named; the copy itself needs no device, so
+	 * a removal that starts after this check does not wait for it.
+	 */
 	kdev = local.rd->dev;
 	down_read(&kdev->teardown_rwsem);
 	ret = kvreg_target_live(kdev, &local, &t, err);
-	if (!ret)
-		ret = kvreg_post_transfer(arg, &local, &t, batch, err);
 	up_read(&kdev->teardown_rwsem);
+	if (!ret)
+		ret = kvreg_copy_local(arg, &local, &remote, err);
 out_put:
 	kvreg_transfer_release(&local, &remote, &t);
-	kfree(batch);
-out:
 	trace_kvreg_transfer_done(ret);
 	return ret;
 }

@@ -320,12 +320,10 @@ enum kvreg_transfer_op {
 };
 
 /*
- * Address the remote side by (remote_addr, remote_rkey) instead of a
- * handle, exactly as a peer node would. The keys are then not checked
- * against this process's registrations, so this needs CAP_SYS_ADMIN; it
- * exists to prove that revoked keys are dead in the device.
+ * Bit 0 is retired: it was a raw (address, rkey) remote side, root only,
+ * that moved bytes by RDMA loopback. A file's own MRs no longer take remote
+ * access (see "Remote regions"), so no raw key can reach them.
  */
-#define KVREG_TRANSFER_F_RAW_REMOTE	(1U << 0)
 /*
  * remote_handle is a region imported with KVREG_IOC_IMPORT: the transfer
  * goes through its connections to the node that exported it. device_index
@@ -334,7 +332,31 @@ enum kvreg_transfer_op {
  */
 #define KVREG_TRANSFER_F_REMOTE_REGION	(1U << 1)
 
-/* KVREG_IOC_TRANSFER: RDMA WRITE or READ through the file's kernel QP. */
+/**
+ * KVREG_IOC_TRANSFER - move @length bytes, and return once they moved
+ *
+ * KVREG_OP_WRITE moves them from the local side (@local_handle at
+ * @local_offset, a registration of this file) to the remote side, READ
+ * the other way. The remote side is:
+ *  - with KVREG_TRANSFER_F_REMOTE_REGION, a region this file imported
+ *    (@remote_handle, @remote_offset): RDMA through the region's rails,
+ *    the one on @device_index first;
+ *  - without it, another registration of this file: the CPU copies the
+ *    bytes between the two registrations' pinned pages, killably between
+ *    pages. No RDMA takes part: a loopback would need a QP of the file
+ *    that accepts remote RDMA while it runs. Both registrations must still
+ *    be live on @device_index, so that a caller's arguments and refusals
+ *    are the same for both kinds; overlapping ranges copy as forward.
+ * The side written must have been registered with LOCAL_WRITE.
+ *
+ * Return: 0 once every byte moved. Otherwise -1 with errno and the error
+ * record: EINVAL (BAD_ARGUMENT: unknown flags, a non-zero reserved field,
+ * a zero length), ENOENT (UNKNOWN_HANDLE), ERANGE (OUT_OF_RANGE), EACCES
+ * (ACCESS_DENIED), ENODEV (NO_DEVICE, DEVICE_REMOVED), ENETDOWN
+ * (DEVICE_NOT_ACTIVE), EINTR (INTERRUPTED: a fatal signal, in which case
+ * a prefix of the bytes moved), and for a region ETIMEDOUT (OP_TIMEOUT),
+ * EIO (TRANSFER_FAILED, REMOTE_ACCESS), ENOTCONN (CONN_LOST).
+ */
 #define KVREG_TRANSFER_SIZE_VER0	80
 struct kvreg_transfer {
 	__u32 size;
@@ -343,12 +365,12 @@ struct kvreg_transfer {
 	__u32 error_size;
 	__u32 opcode;		/* enum kvreg_transfer_op */
 	__u32 device_index;
-	__u32 remote_rkey;	/* only with KVREG_TRANSFER_F_RAW_REMOTE */
+	__u32 reserved;		/* must be 0 */
 	__u64 local_handle;
 	__u64 local_offset;
-	__u64 remote_handle;	/* 0 with KVREG_TRANSFER_F_RAW_REMOTE */
+	__u64 remote_handle;
 	__u64 remote_offset;
-	__u64 remote_addr;	/* only with KVREG_TRANSFER_F_RAW_REMOTE */
+	__u64 reserved2;	/* must be 0 */
 	__u64 length;
 };
 
@@ -456,8 +478,7 @@ struct kvreg_procs {
 #define KVREG_FEATURE_FILE_PD		(1ULL << 0)
 /* Transfers hold their registrations, not the file: they run in parallel. */
 #define KVREG_FEATURE_PARALLEL_TRANSFER	(1ULL << 1)
-/* KVREG_TRANSFER_F_RAW_REMOTE (CAP_SYS_ADMIN): raw address and rkey. */
-#define KVREG_FEATURE_RAW_REMOTE	(1ULL << 2)
+/* Bit 2 is retired: KVREG_TRANSFER_F_RAW_REMOTE, gone with it. */
 /* LISTEN, EXPORT, IMPORT, UNIMPORT, KVREG_TRANSFER_F_REMOTE_REGION. */
 #define KVREG_FEATURE_REMOTE		(1ULL << 3)
 /* SUBMIT, REAP, and poll() on the file. */
@@ -527,18 +548,18 @@ struct kvreg_features {
  *    any state (kvreg moves them through INIT, RTR and RTS itself, with
  *    no remote access flags), so the node it connected to reaches none of
  *    the importer's memory;
- *  - kvreg's engines (a file's loopback QP, an endpoint's
- *    fast-registration QP), which any local verbs user can address, hold
- *    no remote right while idle: a file's takes the one its loopback
- *    chain needs for that chain's span, an endpoint's never; their PSNs
- *    are random.
+ *  - kvreg's engines (a file's and an endpoint's fast-registration QPs),
+ *    which any local verbs user can address, never hold a remote right,
+ *    and their PSNs are random; a TRANSFER between two registrations of
+ *    a file is a CPU copy, not an RDMA loopback.
  * What each adversary (a local verbs user, a peer holding a descriptor,
  * one holding only an address, a spoofer on a RoCE fabric) can and cannot
  * do, which claims rely on the NIC, and the gaps still open are in
  * docs/remote.md, "Threat model".
  * REGISTER's REMOTE_* flags mean "may be exported with": the keys REGISTER
- * returns live in the file's own domain, whose only network-free QP is
- * the file's loopback engine, and are of no use to a peer.
+ * returns live in the file's own domain, carry local rights only (they
+ * are the local side of the file's remote transfers), and are of no use
+ * to a peer or to a local verbs user.
  */
 struct kvreg_net_addr {
 	__u16 family;		/* AF_INET or AF_INET6 */

@@ -42,8 +42,7 @@ static const char *const kvreg_argument_fixes[] = {
 			     "address space",
 	[KVREG_ARG_ACCESS] = "use only KVREG_ACCESS_* flags",
 	[KVREG_ARG_DEVICE] = "use a device index 'kvregctl devices' lists",
-	[KVREG_ARG_HANDLE] = "with KVREG_TRANSFER_F_RAW_REMOTE give no remote "
-			     "handle or offset, only an address and an rkey",
+	[KVREG_ARG_HANDLE] = "pass a handle this open /dev/kvreg returned",
 	[KVREG_ARG_OFFSET] = "keep the local offset within the registration",
 	[KVREG_ARG_OPCODE] = "use KVREG_OP_WRITE or KVREG_OP_READ",
 	[KVREG_ARG_KEYS] = "pass a writable array of keys_capacity entries "
@@ -102,8 +101,7 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	  "gives a remote access error" },
 	{ KVREG_REASON_NOT_PERMITTED, "operation not permitted",
 	  "raising a budget above the module default needs "
-	  "CAP_SYS_RESOURCE; raw remote keys and the process list need "
-	  "CAP_SYS_ADMIN" },
+	  "CAP_SYS_RESOURCE; the process list needs CAP_SYS_ADMIN" },
 	{ KVREG_REASON_TOO_LARGE, "exceeds the device's max_mr_size",
 	  "register on a device with a larger max_mr_size" },
 	{ KVREG_REASON_PROC_MR_BUDGET, "per-process MR budget exceeded",

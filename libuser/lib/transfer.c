@@ -33,22 +33,3 @@ int kvreg_transfer(struct kvreg *kv, enum kvreg_transfer_op op,
 
 	return kvreg_do_transfer(kv, &arg, local, err);
 }
-
-int kvreg_transfer_raw(struct kvreg *kv, enum kvreg_transfer_op op,
-		       uint32_t device_index,
-		       const struct kvreg_mr *local, uint64_t local_offset,
-		       uint64_t remote_addr, uint32_t remote_rkey,
-		       uint64_t length, struct kvreg_error *err)
-{
-	struct kvreg_transfer arg = {
-		.flags = KVREG_TRANSFER_F_RAW_REMOTE,
-		.opcode = op,
-		.device_index = device_index,
-		.local_offset = local_offset,
-		.remote_addr = remote_addr,
-		.remote_rkey = remote_rkey,
-		.length = length,
-	};
-
-	return kvreg_do_transfer(kv, &arg, local, err);
-}

@@ -27,8 +27,6 @@ int main(void)
 	EXPECT_NOT_OPEN(kvreg_stats(NULL, &st, &err));
 	EXPECT_NOT_OPEN(kvreg_transfer(NULL, KVREG_OP_WRITE, 0, NULL, 0, NULL,
 				       0, 1, &err));
-	EXPECT_NOT_OPEN(kvreg_transfer_raw(NULL, KVREG_OP_WRITE, 0, NULL, 0, 0,
-					   0, 1, &err));
 	EXPECT_NOT_OPEN(kvreg_listen(NULL, "192.0.2.1", 0, NULL, NULL, &err));
 	EXPECT_NOT_OPEN(kvreg_import(NULL, buf, sizeof(buf), 0, NULL, &err));
 	EXPECT_NOT_OPEN(kvreg_unimport(NULL, NULL, &err));

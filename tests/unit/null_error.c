@@ -55,7 +55,6 @@ static void all_calls(struct kvreg *kv, bool expect_fail)
 	BOTH(kvreg_query(kv, 1, &q, keys, 2, errp));
 	BOTH(kvreg_preflight(kv, sizeof(buf), 0, 0, errp));
 	BOTH(kvreg_transfer(kv, KVREG_OP_WRITE, 0, mr, 0, mr, 0, 1, errp));
-	BOTH(kvreg_transfer_raw(kv, KVREG_OP_WRITE, 0, mr, 0, 0, 0, 1, errp));
 	BOTH(kvreg_deregister(kv, mr, errp));
 	BOTH(kvreg_listen(kv, "192.0.2.1", 0, &ep, NULL, errp));
 	BOTH(kvreg_listen(kv, "not an address", 0, &ep, NULL, errp));
