@@ -128,9 +128,90 @@ static inline void kvt_check_ranges(const uint8_t *b, uint64_t len,
 }
 
 /*
+ * The address tests/guest/rxe-up.sh gave the netdev under device @dev
+ * (rxeN), in @buf: where an endpoint on that device listens.
+ */
+static inline const char *kvt_addr_of(struct kvreg *kv, uint32_t dev,
+				      char *buf, size_t size)
+{
+	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
+	unsigned int n = kvt_devices(kv, devs), i, rxe = ~0U;
+
+	for (i = 0; i < n; i++)
+		if (devs[i].index == dev)
+			CHECK(sscanf(devs[i].name, "rxe%u", &rxe) == 1,
+			      "device %u is %s, not rxeN", dev, devs[i].name);
+	CHECK(rxe != ~0U, "no device %u", dev);
+	if (rxe == 0)
+		snprintf(buf, size, "192.0.2.1");
+	else if (rxe == 1)
+		snprintf(buf, size, "198.51.100.1");
+	else
+		snprintf(buf, size, "203.0.113.%u", rxe);
+	return buf;
+}
+
+/*
+ * The MRs' turn: a TRANSFER between two registrations is a CPU copy,
+ * which proves the pins but no MR. So @mb is exported and imported back,
+ * and the same edges are crossed by RDMA: @ma's MRs as the local side
+ * (read by a WRITE, landed in by a READ), @mb's export MRs, built from the
+ * same plan, as the remote one. A page list out of order or an MR
+ * boundary off by a page moves the wrong bytes here.
+ */
+static inline void kvt_rdma_roundtrip(struct kvreg *kv, uint8_t *a,
+				      uint8_t *b, const struct kvreg_mr *ma,
+				      const struct kvreg_mr *mb, uint64_t len,
+				      uint32_t dev)
+{
+	static uint8_t desc[16384];
+	const uint64_t width = 9;
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	uint64_t ep, offs[16];
+	unsigned int n, i;
+	char addr[32];
+	size_t size;
+
+	CHECK_OK(kvreg_listen(kv, kvt_addr_of(kv, dev, addr, sizeof(addr)), 0,
+			      &ep, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep, mb, desc, sizeof(desc), &size, &err),
+		 &err);
+	CHECK_OK(kvreg_import(kv, desc, size, 0, &r, &err), &err);
+
+	kvt_fill(a, len, 0xD4);
+	memset(b, 0, len);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, ma, 0, r, 0, len,
+				       &err), &err);
+	CHECK(kvt_mismatch(b, 0, len, 0xD4, 0) < 0,
+	      "RDMA WRITE mismatch at %lld",
+	      (long long)kvt_mismatch(b, 0, len, 0xD4, 0));
+
+	kvt_fill(a, len, 0xE5);
+	memset(b, 0, len);
+	n = kvt_edge_offsets(ma, len, offs, 16, width);
+	for (i = 0; i < n; i++)
+		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, ma, offs[i],
+					       r, offs[i], width, &err), &err);
+	kvt_check_ranges(b, len, offs, n, width, 0xE5);
+
+	/* READs land through @ma's MRs: the same edges, the other way. */
+	kvt_fill(b, len, 0xF6);
+	memset(a, 0, len);
+	for (i = 0; i < n; i++)
+		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, ma, offs[i],
+					       r, offs[i], width, &err), &err);
+	kvt_check_ranges(a, len, offs, n, width, 0xF6);
+
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
+}
+
+/*
  * Register @a and @b, check their keys and what is pinned (@kernel_pins
  * pins in all, or -1 for what kvt_expected_pins() says), move bytes both
- * ways across every edge, deregister, and check nothing is left.
+ * ways across every edge, by CPU copy and by RDMA, deregister, and check
+ * nothing is left.
  */
 static inline void kvt_roundtrip_pins(struct kvreg *kv, uint8_t *a,
 				      uint8_t *b, uint64_t len, uint32_t dev,
@@ -196,6 +277,7 @@ static inline void kvt_roundtrip_pins(struct kvreg *kv, uint8_t *a,
 		CHECK(!a[4] && !a[5 + span], "shifted READ overran");
 	}
 
+	kvt_rdma_roundtrip(kv, a, b, ma, mb, len, dev);
 	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
 	kvt_check_unchanged(kv, &before, "after DEREGISTER");

@@ -3,7 +3,8 @@
  * A 1 GiB hugetlb page registers as one 1 GiB MR page, so one MR holds
  * it where 2 MiB pages would take 512 page-list entries; from an
  * unaligned address inside it too. Bytes move at offsets across the
- * whole page, and nothing stays pinned after.
+ * whole page, by CPU copy and by RDMA through that MR, and nothing stays
+ * pinned after.
  * The guest reserves the page at boot (hugepagesz=1G hugepages=1).
  */
 #include "kvtransfer.h"
@@ -63,6 +64,37 @@ static void move_at(struct kvreg *kv, uint32_t dev, struct kvreg_mr *mw,
 							       seed, 0));
 }
 
+/*
+ * The same by RDMA, which a TRANSFER between registrations (a CPU copy)
+ * does not use: @mg's one MR of a 1 GiB page is the local side, the
+ * window exported and imported back (@r) the remote one. A WRITE reads
+ * the page through the MR at @off, a READ lands there through it.
+ */
+static void move_rdma_at(struct kvreg *kv, struct kvreg_remote *r,
+			 uint8_t *win, struct kvreg_mr *mg, uint8_t *giant,
+			 uint64_t off, uint64_t n)
+{
+	uint32_t seed = (uint32_t)(off >> 12) + 0x51;
+	struct kvreg_error err;
+
+	kvt_fill(giant + off, n, seed);
+	memset(win, 0, n);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, mg, off, r, 0, n,
+				       &err), &err);
+	CHECK(kvt_mismatch(win, 0, n, seed, 0) < 0,
+	      "RDMA WRITE from offset %#llx of the 1 GiB page: byte %lld "
+	      "differs", (unsigned long long)off,
+	      (long long)kvt_mismatch(win, 0, n, seed, 0));
+	kvt_fill(win, n, seed + 1);
+	memset(giant + off, 0, n);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, mg, off, r, 0, n,
+				       &err), &err);
+	CHECK(kvt_mismatch(giant + off, 0, n, seed + 1, 0) < 0,
+	      "RDMA READ into offset %#llx of the 1 GiB page: byte %lld "
+	      "differs", (unsigned long long)off,
+	      (long long)kvt_mismatch(giant + off, 0, n, seed + 1, 0));
+}
+
 int main(void)
 {
 	static const uint64_t offs[] = {
@@ -71,8 +103,13 @@ int main(void)
 	};
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
+	static uint8_t desc[16384];
 	struct kvreg_mr *mg, *mw, *msub;
+	struct kvreg_remote *r;
 	struct kvreg_error err;
+	char addr[32];
+	size_t size;
+	uint64_t ep;
 	struct kvt_snap before, now;
 	uint8_t *giant, *win;
 	uint32_t dev;
@@ -113,6 +150,15 @@ int main(void)
 	       (unsigned long long)(WINDOW / SZ_4K));
 	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		move_at(kv, dev, mw, win, mg, giant, offs[i], WINDOW);
+	CHECK_OK(kvreg_listen(kv, kvt_addr_of(kv, dev, addr, sizeof(addr)), 0,
+			      &ep, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep, mw, desc, sizeof(desc), &size, &err),
+		 &err);
+	CHECK_OK(kvreg_import(kv, desc, size, 0, &r, &err), &err);
+	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
+		move_rdma_at(kv, r, win, mg, giant, offs[i], WINDOW);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
 
 	CHECK_OK(kvreg_deregister(kv, mg, &err), &err);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * One REGISTER on two devices: keys for both that work, and the pages
- * pinned once, not once per device.
+ * One REGISTER on two devices: keys for both that work (each device's MRs
+ * carry bytes by RDMA, to the registration exported and imported back on
+ * that device), and the pages pinned once, not once per device.
  */
 #include "kvtransfer.h"
 
@@ -51,8 +52,9 @@ int main(void)
 		kvt_xfer(kv, KVREG_OP_READ, dev, ma, 0, mb, 0, len);
 		CHECK(kvt_mismatch(a, 0, len, seed + 0x40, 0) < 0,
 		      "device %u READ mismatch", dev);
-		printf("device %u (%s): keys work, %llu bytes each way\n", dev,
-		       devs[d].name, (unsigned long long)len);
+		kvt_rdma_roundtrip(kv, a, b, ma, mb, len, dev);
+		printf("device %u (%s): keys work by RDMA, %llu bytes and every "
+		       "edge\n", dev, devs[d].name, (unsigned long long)len);
 	}
 	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);
