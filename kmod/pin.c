@@ -574,8 +574,8 @@ static bool kvreg_thp_likely(struct kvreg_reg *reg)
 	return huge;
 }
 
-int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
-	      struct kvreg_error *err)
+static int kvreg_pin_pages(struct kvreg_reg *reg, unsigned int max_segment,
+			   struct kvreg_error *err)
 {
 	unsigned long window_pages = min(reg->nr_pages, KVREG_PIN_WINDOW);
 	unsigned int max_chunks = DIV_ROUND_UP(window_pages, KVREG_PIN_CHUNK);
@@ -646,8 +646,68 @@ out_counted:
 	return ret;
 }
 
+/* A mark per 2 MiB stride of the pinned span (struct kvreg_run_mark). */
+static int kvreg_mark_runs(struct kvreg_reg *reg)
+{
+	u64 span = (u64)reg->nr_pages << PAGE_SHIFT, start = 0;
+	unsigned long nr = DIV_ROUND_UP(span, BIT_ULL(KVREG_RUN_MARK_SHIFT));
+	unsigned long m = 0;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	reg->run_marks = kvmalloc_array(nr, sizeof(*reg->run_marks),
+					GFP_KERNEL_ACCOUNT);
+	if (!reg->run_marks)
+		return -ENOMEM;
+	for_each_sgtable_sg(&reg->pinned.sgt, sg, i) {
+		while (m < nr &&
+		       ((u64)m << KVREG_RUN_MARK_SHIFT) < start + sg->length) {
+			reg->run_marks[m].sg = sg;
+			reg->run_marks[m].start = start;
+			m++;
+		}
+		start += sg->length;
+	}
+	/* The table covers the span: every stride has its run. */
+	if (WARN_ON_ONCE(m != nr || start != span))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kvreg_pin - pin a registration's range once, into reg->pinned
+ * @reg: the registration; its range, access and memory kind are set
+ * @max_segment: the longest run one table entry may hold
+ * @err: the reason, on failure
+ *
+ * Builds the table of pinned runs and its marks (reg->run_marks). On
+ * failure nothing is left pinned or allocated. Undone by kvreg_unpin().
+ */
+int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
+	      struct kvreg_error *err)
+{
+	int ret = kvreg_pin_pages(reg, max_segment, err);
+
+	if (ret)
+		return ret;
+	ret = kvreg_mark_runs(reg);
+	if (ret) {
+		kvreg_unpin(reg);
+		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
+				KVREG_NO_DEVICE_INDEX);
+	}
+	return ret;
+}
+
+/**
+ * kvreg_unpin - undo kvreg_pin(): the marks, the pins (dirty where the
+ * registration was writable), the table
+ * @reg: a registration kvreg_pin() succeeded on
+ */
 void kvreg_unpin(struct kvreg_reg *reg)
 {
+	kvfree(reg->run_marks);
+	reg->run_marks = NULL;
 	/* The device may have written into any page it was allowed to. */
 	if (reg->folio_pins) {
 		unpin_user_pages_dirty_lock(reg->folio_pins, reg->nr_folio_pins,

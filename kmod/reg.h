@@ -66,6 +66,20 @@ struct kvreg_reg_dev {
 struct kvreg_exported;
 
 /*
+ * Where a registration's pinned table stands at each 2 MiB stride of its
+ * span (from the page of its address): the run holding the stride's first
+ * byte, and that run's offset in the span. A CPU copy finds its first
+ * byte from the mark before it, in at most a stride's runs, instead of
+ * walking every run from the start (one per page where none merged).
+ */
+struct kvreg_run_mark {
+	struct scatterlist *sg;
+	u64 start;
+};
+
+#define KVREG_RUN_MARK_SHIFT	21
+
+/*
  * An export's MRs on one device (export.c): the registration's pages,
  * as @rd maps them, registered again in the export's own PD with the
  * access exported. Made under teardown_rwsem read; device removal takes them
@@ -138,6 +152,8 @@ struct kvreg_reg {
 	struct kvreg_mm *km;
 	unsigned long nr_pages;		/* base pages pinned */
 	struct sg_append_table pinned;	/* the pinned pages, built once */
+	/* Into @pinned, built with it and freed with it: fixed between. */
+	struct kvreg_run_mark *run_marks;
 	bool all_hugetlb;		/* every VMA of the range is hugetlb */
 	bool thp_advised;		/* every other one is MADV_HUGEPAGE */
 	/*

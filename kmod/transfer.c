@@ -483,16 +483,18 @@ struct kvreg_page_cursor {
 };
 
 /*
- * The pinned table starts at the page of reg->addr and its entries are
- * whole runs of pages, so @va is found by walking the runs before it:
- * at most one entry per 4 KiB page, and far fewer where pages merged.
+ * The pinned table starts at the page of reg->addr: @va is found from the
+ * mark of its 2 MiB stride, walking at most the runs of that stride.
  */
 static void kvreg_cursor_seek(struct kvreg_page_cursor *c,
 			      struct kvreg_reg *reg, u64 va)
 {
-	struct scatterlist *sg = reg->pinned.sgt.sgl;
 	u64 skip = va - (reg->addr & PAGE_MASK);
+	const struct kvreg_run_mark *mark =
+		&reg->run_marks[skip >> KVREG_RUN_MARK_SHIFT];
+	struct scatterlist *sg = mark->sg;
 
+	skip -= mark->start;
 	while (skip >= sg->length) {
 		skip -= sg->length;
 		sg = sg_next(sg);
