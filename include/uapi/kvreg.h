@@ -342,11 +342,12 @@ enum kvreg_transfer_op {
  *    (@remote_handle, @remote_offset): RDMA through the region's rails,
  *    the one on @device_index first;
  *  - without it, another registration of this file: the CPU copies the
- *    bytes between the two registrations' pinned pages, killably between
- *    pages. No RDMA takes part: a loopback would need a QP of the file
- *    that accepts remote RDMA while it runs. Both registrations must still
- *    be live on @device_index, so that a caller's arguments and refusals
- *    are the same for both kinds; overlapping ranges copy as forward.
+ *    bytes between the two registrations' pinned pages, and a fatal
+ *    signal ends the copy within a MiB. No RDMA takes part: a loopback
+ *    would need a QP of the file that accepts remote RDMA while it runs.
+ *    Both registrations must still be live on @device_index, so that a
+ *    caller's arguments and refusals are the same for both kinds;
+ *    overlapping ranges copy as forward.
  * The side written must have been registered with LOCAL_WRITE.
  *
  * Return: 0 once every byte moved. Otherwise -1 with errno and the error
