@@ -152,6 +152,28 @@ static inline const char *kvt_addr_of(struct kvreg *kv, uint32_t dev,
 }
 
 /*
+ * @mr exported on an endpoint of @kv on device @dev and imported back by
+ * @kv, for RDMA in one process; kvreg_unlisten(*@ep) revokes it.
+ */
+static inline struct kvreg_remote *kvt_self_import(struct kvreg *kv,
+						   const struct kvreg_mr *mr,
+						   uint32_t dev, uint64_t *ep)
+{
+	static uint8_t desc[16384];
+	struct kvreg_remote *r;
+	struct kvreg_error err;
+	char addr[32];
+	size_t size;
+
+	CHECK_OK(kvreg_listen(kv, kvt_addr_of(kv, dev, addr, sizeof(addr)), 0,
+			      ep, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, *ep, mr, desc, sizeof(desc), &size, &err),
+		 &err);
+	CHECK_OK(kvreg_import(kv, desc, size, 0, &r, &err), &err);
+	return r;
+}
+
+/*
  * The MRs' turn: a TRANSFER between two registrations is a CPU copy,
  * which proves the pins but no MR. So @mb is exported and imported back,
  * and the same edges are crossed by RDMA: @ma's MRs as the local side
@@ -164,20 +186,11 @@ static inline void kvt_rdma_roundtrip(struct kvreg *kv, uint8_t *a,
 				      const struct kvreg_mr *mb, uint64_t len,
 				      uint32_t dev)
 {
-	static uint8_t desc[16384];
 	const uint64_t width = 9;
-	struct kvreg_remote *r;
 	struct kvreg_error err;
 	uint64_t ep, offs[16];
+	struct kvreg_remote *r = kvt_self_import(kv, mb, dev, &ep);
 	unsigned int n, i;
-	char addr[32];
-	size_t size;
-
-	CHECK_OK(kvreg_listen(kv, kvt_addr_of(kv, dev, addr, sizeof(addr)), 0,
-			      &ep, NULL, &err), &err);
-	CHECK_OK(kvreg_export(kv, ep, mb, desc, sizeof(desc), &size, &err),
-		 &err);
-	CHECK_OK(kvreg_import(kv, desc, size, 0, &r, &err), &err);
 
 	kvt_fill(a, len, 0xD4);
 	memset(b, 0, len);

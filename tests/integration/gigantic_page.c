@@ -103,12 +103,9 @@ int main(void)
 	};
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
 	struct kvreg *kv = kvt_open();
-	static uint8_t desc[16384];
 	struct kvreg_mr *mg, *mw, *msub;
 	struct kvreg_remote *r;
 	struct kvreg_error err;
-	char addr[32];
-	size_t size;
 	uint64_t ep;
 	struct kvt_snap before, now;
 	uint8_t *giant, *win;
@@ -150,11 +147,7 @@ int main(void)
 	       (unsigned long long)(WINDOW / SZ_4K));
 	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		move_at(kv, dev, mw, win, mg, giant, offs[i], WINDOW);
-	CHECK_OK(kvreg_listen(kv, kvt_addr_of(kv, dev, addr, sizeof(addr)), 0,
-			      &ep, NULL, &err), &err);
-	CHECK_OK(kvreg_export(kv, ep, mw, desc, sizeof(desc), &size, &err),
-		 &err);
-	CHECK_OK(kvreg_import(kv, desc, size, 0, &r, &err), &err);
+	r = kvt_self_import(kv, mw, dev, &ep);
 	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		move_rdma_at(kv, r, win, mg, giant, offs[i], WINDOW);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
