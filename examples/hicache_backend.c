@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	if (ret)
 		return fail("register the staging buffer", &err, ret);
 	kvreg_mr_keys(pool_mr, &nkeys);
-	printf("pool: %llu KV pages of %llu KiB, %u key(s), %s\n",
+	printf("pool: %llu KV pages of %llu KiB, on %u device(s), %s\n",
 	       (unsigned long long)slots,
 	       (unsigned long long)(KV_PAGE_BYTES >> 10), nkeys,
 	       kvreg_mr_key_at(pool_mr, devs[0].index, 0)->page_shift == 21 ?

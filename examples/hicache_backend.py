@@ -64,7 +64,7 @@ def main():
         with kv.register(pool) as pool_mr, \
                 kv.register(staging, 2 * KV_PAGE_BYTES) as staging_mr:
             shift = pool_mr.keys_on(devices[0].index)[0].page_shift
-            print("pool: %d KV pages of %d KiB, %d key(s), %s" %
+            print("pool: %d KV pages of %d KiB, on %d device(s), %s" %
                   (slots, KV_PAGE_BYTES >> 10, len(pool_mr.keys),
                    "2 MiB MR pages" if shift == 21 else "small MR pages"))
 

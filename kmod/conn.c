@@ -2,9 +2,10 @@
 /*
  * Connections through the RDMA CM, and their event handler. Each serves
  * one open file. Active connections are made by IMPORT and post the
- * transfers: their QP lives in the file's PD, beside the MRs whose lkeys
- * it uses, and kvreg moves it through its states itself so that it never
- * takes incoming RDMA. Passive ones are accepted on an endpoint
+ * transfers: their QP lives in the file's PD, whose local_dma_lkey
+ * their local sides use over the registrations' DMA mappings, and kvreg
+ * moves it through its states itself so that it never takes incoming
+ * RDMA. Passive ones are accepted on an endpoint
  * (endpoint.c) when the peer presents the secret of one of its exports,
  * and only respond: their QP lives in that export's PD, where only that
  * export has keys.
@@ -521,6 +522,7 @@ static struct kvreg_conn *kvreg_conn_alloc(struct kvreg_file *kf,
 	INIT_LIST_HEAD(&conn->file_node);
 	INIT_LIST_HEAD(&conn->user.node);
 	conn->user.remove = kvreg_conn_remove;
+	conn->user.posts = true;
 	conn->kf = kf;
 	conn->passive = passive;
 	kvreg_net_entry_init(&conn->entry, kf, passive ?
@@ -790,7 +792,7 @@ static int kvreg_conn_accept_charged(struct kvreg_accept *acc)
 		mutex_unlock(&ep->mutex);
 		goto err_unlock;
 	}
-	fdev = kvreg_pd_get(&ex->pds, kdev, &err);
+	fdev = kvreg_pd_get(&ex->pds, kdev, true, &err);
 	mutex_unlock(&ep->mutex);
 	if (IS_ERR(fdev))
 		goto err_unlock;

@@ -38,6 +38,12 @@ struct kvreg_file;
 #define KVREG_PSN_MASK		0xffffff
 /* A registration's chain not completed by then is flushed. */
 #define KVREG_WR_TIMEOUT	(30 * HZ)
+/*
+ * Scatter entries a transfer's work request takes at most, when the
+ * device allows that many: its local side is the registration's DMA
+ * mapping, a run per entry, through the PD's local_dma_lkey.
+ */
+#define KVREG_WR_SGES		32
 #define KVREG_GID_SCAN		16
 /*
  * The QP's ACK timeout, 4.096 us * 2^17 = 537 ms, the one the RDMA CM
@@ -51,14 +57,19 @@ struct kvreg_file;
 #define KVREG_RETRY_COUNT	6
 
 /*
- * Something built on a device (a file's PD and QP, a registration's MRs)
- * that device removal must take down. @remove runs with teardown_rwsem
- * held for write, after the user was taken off the list; users are
- * removed newest first, so what was built on another goes before it.
+ * Something built on a device (a file's PD, a registration's mapping, an
+ * export's MRs, a connection) that device removal must take down.
+ * @remove runs with teardown_rwsem held for write, after the user was
+ * taken off the list; users are removed newest first, so what was built
+ * on another goes before it. Users that @post work requests go before
+ * all others: a connection's work addresses registrations' mappings
+ * through the PD's local_dma_lkey, which no MR's death revokes, so its QP
+ * is drained before any mapping goes, whichever came first.
  */
 struct kvreg_dev_user {
 	struct list_head node;		/* on kvreg_dev.users */
 	void (*remove)(struct kvreg_dev_user *user);
+	bool posts;
 };
 
 struct kvreg_dev {
@@ -92,6 +103,7 @@ struct kvreg_dev {
 	u32 max_mr;
 	u32 max_fast_reg_pages;
 	unsigned int max_seg_size;
+	u32 wr_sges;			/* KVREG_WR_SGES, or the device's max */
 	/*
 	 * rxe before its 6.4 rewrite reads one pointer past its page-list
 	 * table when a copy ends at the last entry of a full table (the
@@ -154,14 +166,14 @@ struct kvreg_qp {
 #define KVREG_PASSIVE_SQ_DEPTH	1
 
 /*
- * A protection domain of kvreg's on one device and the engine QP that
- * fast-registers MRs in it (file_dev.c): an open file's own
- * (on kvreg_file.devs, held by each of its registrations there), or an
- * endpoint's (on kvreg_endpoint.devs, held by its exports' MRs and the
- * connections it accepted). @pd and @qp are set up under
- * teardown_rwsem read and taken down under it for write by device removal
- * (@pd becomes NULL); use them under teardown_rwsem read, with the device
- * not dead.
+ * A protection domain of kvreg's on one device (file_dev.c): an open
+ * file's own (on kvreg_file.devs, held by each of its registrations there
+ * and its importer's connections), which holds no MR and needs no engine,
+ * or an export's (on kvreg_exported.pds, held by its MRs and the
+ * connections that presented its secret), with the engine QP that
+ * fast-registers those MRs. @pd and @qp are set up under teardown_rwsem
+ * read and taken down under it for write by device removal (@pd becomes
+ * NULL); use them under teardown_rwsem read, with the device not dead.
  */
 struct kvreg_file_dev {
 	struct kref ref;
@@ -169,6 +181,7 @@ struct kvreg_file_dev {
 	struct kvreg_dev *dev;		/* holds a reference */
 	struct kvreg_dev_user user;	/* on dev->users while @pd is set */
 	struct ib_pd *pd;
+	bool engine;			/* @qp is made with @pd */
 	struct kvreg_qp qp;
 	u32 cg_charged;			/* @pd and @qp, while @pd is set */
 #ifdef CONFIG_CGROUP_RDMA
@@ -218,7 +231,7 @@ int kvreg_post_chain(struct kvreg_qp *q, struct ib_send_wr *first,
 
 /* file_dev.c */
 struct kvreg_file_dev *kvreg_pd_get(struct list_head *devs,
-				    struct kvreg_dev *kdev,
+				    struct kvreg_dev *kdev, bool engine,
 				    struct kvreg_error *err);
 void kvreg_pds_release(struct list_head *devs);
 struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,

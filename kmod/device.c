@@ -202,6 +202,8 @@ static int kvreg_add_one(struct ib_device *ibdev)
 	kdev->max_mr = ibdev->attrs.max_mr;
 	kdev->max_fast_reg_pages = ibdev->attrs.max_fast_reg_page_list_len;
 	kdev->max_seg_size = ib_dma_max_seg_size(ibdev);
+	kdev->wr_sges = clamp_t(u32, ibdev->attrs.max_send_sge, 1,
+				KVREG_WR_SGES);
 	kdev->page_list_overread = ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 
 	INIT_IB_EVENT_HANDLER(&kdev->event_handler, ibdev, kvreg_event);
@@ -242,14 +244,21 @@ static void kvreg_remove_one(struct ib_device *ibdev, void *client_data)
 	/*
 	 * Waits for every user of this device to finish; after @dead is set
 	 * none starts. The registrations stay pinned and usable on their
-	 * other devices: only their MRs here are revoked. Newest first: a
-	 * registration's MRs go before the PD of the file they live in.
+	 * other devices: only their mappings and exports here go.
+	 * Connections first, then newest first: an export's MRs go before
+	 * the mapping they map and the PD they live in.
 	 */
 	ib_unregister_event_handler(&kdev->event_handler);
 	/* A transfer holding the rwsem stops at its next chain. */
 	WRITE_ONCE(kdev->dying, true);
 	down_write(&kdev->teardown_rwsem);
 	kdev->dead = true;
+	list_for_each_entry_safe_reverse(user, tmp, &kdev->users, node) {
+		if (!user->posts)
+			continue;
+		list_del_init(&user->node);
+		user->remove(user);
+	}
 	list_for_each_entry_safe_reverse(user, tmp, &kdev->users, node) {
 		list_del_init(&user->node);
 		user->remove(user);

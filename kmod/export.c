@@ -2,7 +2,7 @@
 /*
  * Exports: a registration made reachable through one endpoint, and only
  * through it. The first EXPORT of a registration through an endpoint
- * draws a secret for it and fast-registers its pages again, as new MRs
+ * draws a secret for it and fast-registers its pages, as MRs
  * in a PD of the export's own on each device the endpoint listens on,
  * with the remote access it was registered with. A connection that
  * presents that secret lives in that PD, and so reaches those MRs and
@@ -39,7 +39,7 @@ static int kvreg_ed_cg_charge(struct kvreg_export_dev *ed,
 {
 #ifdef CONFIG_CGROUP_RDMA
 	return kvreg_cg_charge(ed->rd->dev, &ed->cg, &ed->cg_charged,
-			       ed->rd->nr_mrs, err);
+			       ed->rd->planned_mrs, err);
 #else
 	return 0;
 #endif
@@ -59,12 +59,15 @@ static void kvreg_ed_cg_uncharge(struct kvreg_export_dev *ed)
 static void kvreg_export_dev_release(struct kvreg_export_dev *ed)
 {
 	struct kvreg_dev *kdev = ed->rd->dev;
+	u64 t0;
 
 	if (!ed->live)
 		return;
 	WRITE_ONCE(ed->live, false);
 	kvreg_dev_user_del(kdev, &ed->user);
+	t0 = kvreg_stage_begin();
 	kvreg_mrs_free(ed->mrs, ed->nr_mrs);
+	kvreg_stage_end(KVREG_STAGE_DEREG_MR, t0);
 	ed->mrs = NULL;
 	kvreg_ed_cg_uncharge(ed);
 	kvreg_acct_uncharge_dev_mrs(ed->ex->reg->km, kdev, ed->nr_mrs);
@@ -99,7 +102,7 @@ static struct kvreg_file_dev *kvreg_export_pd_get(struct kvreg_exported *ex,
 			break;
 		}
 	}
-	return kvreg_pd_get(&ex->pds, kdev, err);
+	return kvreg_pd_get(&ex->pds, kdev, true, err);
 }
 
 /*
@@ -132,7 +135,7 @@ static void kvreg_export_pds_release(struct kvreg_exported *ex)
 
 /*
  * @ex's MRs on @rd's device, in the export's PD there: charged first,
- * like the registration's own, then made. On failure nothing is left.
+ * as REGISTER charged their plan, then made. On failure nothing is left.
  */
 static int kvreg_export_dev_make(struct kvreg_exported *ex,
 				 struct kvreg_reg_dev *rd,
@@ -161,14 +164,15 @@ static int kvreg_export_dev_make(struct kvreg_exported *ex,
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	ret = kvreg_acct_charge_dev_mrs(ex->reg->km, kdev, rd->nr_mrs, err);
+	ret = kvreg_acct_charge_dev_mrs(ex->reg->km, kdev, rd->planned_mrs,
+					err);
 	if (ret)
 		goto err_unlock;
-	ed->nr_mrs = rd->nr_mrs;
+	ed->nr_mrs = rd->planned_mrs;
 	ret = kvreg_ed_cg_charge(ed, err);
 	if (ret)
 		goto err_acct;
-	ret = kvreg_mrs_copy(rd, pd, kvreg_access_to_ib(ex->access),
+	ret = kvreg_mrs_make(rd, pd, kvreg_access_to_ib(ex->access),
 			     &ed->mrs, err);
 	if (ret)
 		goto err_cg;

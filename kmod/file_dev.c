@@ -1,31 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * An open file's own protection domain on each device it uses, created on
- * first use, and the QP that serves it there. The file's MRs live in it,
- * so no QP of another file (another process) can reach them with a
- * guessed rkey. Each export has domains of its own, made the same way
- * (export.c): only its MRs and the connections that presented its secret
- * live there. Device removal takes the PD and QP away; the struct stays until
- * its owner and its users let go of it.
+ * kvreg's protection domains on a device. An open file has one on each
+ * device it uses, made on first use: its registrations' mappings serve
+ * its importer's connections there through the PD's local_dma_lkey, and
+ * no MR lives in it, so no QP of another file (another process) and no
+ * peer reaches the file's memory through it whatever key it guesses.
+ * Each export has domains of its own (export.c), with an engine QP that
+ * fast-registers the export's MRs: only those MRs and the connections
+ * that presented its secret live there. Device removal takes the PD and
+ * QP away; the struct stays until its owner and its users let go of it.
  *
  * The PD and QP are charged to the rdma cgroup of the task that makes them,
- * as verbs charges a process for its own: the caller of REGISTER or EXPORT,
- * nearly always. One made by kvreg's own work (a rail's reconnect after its
- * device came back) is charged where that work runs, the root cgroup.
+ * as verbs charges a process for its own: the caller of REGISTER, IMPORT
+ * or EXPORT, nearly always. One made by kvreg's own work (a rail's
+ * reconnect after its device came back) is charged where that work runs,
+ * the root cgroup.
  */
 #include <linux/slab.h>
 
 #include "kvreg.h"
 
-/* The PD and its engine QP: what verbs would charge a process for them. */
-#define KVREG_FILE_DEV_HCA_OBJECTS	2
-
+/* The PD and its engine QP, if any: what verbs would charge for them. */
 static int kvreg_file_dev_cg_charge(struct kvreg_file_dev *fdev,
 				    struct kvreg_error *err)
 {
 #ifdef CONFIG_CGROUP_RDMA
 	return kvreg_cg_charge(fdev->dev, &fdev->cg, &fdev->cg_charged,
-			       KVREG_FILE_DEV_HCA_OBJECTS, err);
+			       fdev->engine ? 2 : 1, err);
 #else
 	return 0;
 #endif
@@ -45,7 +46,8 @@ static void kvreg_file_dev_remove(struct kvreg_dev_user *user)
 		container_of(user, struct kvreg_file_dev, user);
 
 	lockdep_assert_held_write(&fdev->dev->teardown_rwsem);
-	kvreg_qp_destroy(&fdev->qp);
+	if (fdev->engine)
+		kvreg_qp_destroy(&fdev->qp);
 	ib_dealloc_pd(fdev->pd);
 	fdev->pd = NULL;
 	kvreg_file_dev_cg_uncharge(fdev);
@@ -60,7 +62,8 @@ static void kvreg_file_dev_release(struct kref *ref)
 	down_read(&kdev->teardown_rwsem);
 	if (fdev->pd) {
 		kvreg_dev_user_del(kdev, &fdev->user);
-		kvreg_qp_destroy(&fdev->qp);
+		if (fdev->engine)
+			kvreg_qp_destroy(&fdev->qp);
 		ib_dealloc_pd(fdev->pd);
 		kvreg_file_dev_cg_uncharge(fdev);
 	}
@@ -75,6 +78,7 @@ void kvreg_file_dev_put(struct kvreg_file_dev *fdev)
 }
 
 static struct kvreg_file_dev *kvreg_file_dev_create(struct kvreg_dev *kdev,
+						    bool engine,
 						    struct kvreg_error *err)
 {
 	struct kvreg_file_dev *fdev = kzalloc(sizeof(*fdev), GFP_KERNEL);
@@ -90,6 +94,7 @@ static struct kvreg_file_dev *kvreg_file_dev_create(struct kvreg_dev *kdev,
 	INIT_LIST_HEAD(&fdev->user.node);
 	fdev->user.remove = kvreg_file_dev_remove;
 	fdev->dev = kdev;
+	fdev->engine = engine;
 
 	down_read(&kdev->teardown_rwsem);
 	if (kdev->dead) {
@@ -105,9 +110,11 @@ static struct kvreg_file_dev *kvreg_file_dev_create(struct kvreg_dev *kdev,
 		ret = PTR_ERR(fdev->pd);
 		goto err_driver;
 	}
-	ret = kvreg_qp_create(&fdev->qp, kdev, fdev->pd);
-	if (ret)
-		goto err_pd;
+	if (engine) {
+		ret = kvreg_qp_create(&fdev->qp, kdev, fdev->pd);
+		if (ret)
+			goto err_pd;
+	}
 	kvreg_dev_user_add(kdev, &fdev->user);
 	up_read(&kdev->teardown_rwsem);
 	kref_get(&kdev->ref);
@@ -125,14 +132,20 @@ err_unlock:
 	return ERR_PTR(ret);
 }
 
-/*
- * Caller holds the lock of @devs (a file's or an export's list). The
- * owner's PD and QP on @kdev, made now if this is its first use of it,
- * with a reference for the caller. One left over from a device that was
- * removed (its index may be reused) is dropped and replaced.
+/**
+ * kvreg_pd_get - the owner's PD on a device, made on first use
+ * @devs: a file's or an export's list of them; the caller holds its lock
+ * @kdev: the device
+ * @engine: an engine QP comes with a PD made now (an export's)
+ * @err: the reason, on failure
+ *
+ * One left over from a device that was removed (its index may be reused)
+ * is dropped and replaced.
+ *
+ * Return: the PD, with a reference for the caller, or an ERR_PTR.
  */
 struct kvreg_file_dev *kvreg_pd_get(struct list_head *devs,
-				    struct kvreg_dev *kdev,
+				    struct kvreg_dev *kdev, bool engine,
 				    struct kvreg_error *err)
 {
 	struct kvreg_file_dev *fdev, *tmp;
@@ -147,7 +160,7 @@ struct kvreg_file_dev *kvreg_pd_get(struct list_head *devs,
 			kvreg_file_dev_put(fdev);
 		}
 	}
-	fdev = kvreg_file_dev_create(kdev, err);
+	fdev = kvreg_file_dev_create(kdev, engine, err);
 	if (IS_ERR(fdev))
 		return fdev;
 	list_add_tail(&fdev->file_node, devs);
@@ -172,7 +185,7 @@ struct kvreg_file_dev *kvreg_file_dev_get(struct kvreg_file *kf,
 					  struct kvreg_error *err)
 {
 	lockdep_assert_held(&kf->lock);
-	return kvreg_pd_get(&kf->devs, kdev, err);
+	return kvreg_pd_get(&kf->devs, kdev, false, err);
 }
 
 void kvreg_file_devs_release(struct kvreg_file *kf)

@@ -36,8 +36,9 @@
 /*
  * Layers, lowest first, each header including the one below: dev.h
  * (devices, QPs, PDs), acct.h (budgets, caps, parameters), reg.h
- * (registrations, MRs, exports), net.h (connections, rails, imported
- * regions, SUBMIT). This file adds the open file and the transfers.
+ * (registrations, their mappings, exports and their MRs), net.h
+ * (connections, rails, imported regions, SUBMIT). This file adds the
+ * open file and the transfers.
  */
 #include "net.h"
 

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A registration on one device: DMA-map the shared pinned table, split it
- * into MRs no larger than the device's fast-registration page list, and
- * fast-register them on the device's kernel QP. Prepare and commit are
- * two steps so that what the MRs cost is known, and charged, in between.
+ * A registration on one device: DMA-map the shared pinned table and plan,
+ * without making them, the MRs an export of it takes there (their page
+ * size and number), so that they are charged at REGISTER. Prepare and
+ * commit are two steps so that the plan is known, and charged, in
+ * between. The local side of a work request is the mapping itself
+ * (runs.c).
+ *
+ * An export's MRs (kvreg_mrs_make()) split the same mapping into MRs no
+ * larger than the device's fast-registration page list, several CPUs
+ * creating and mapping them, and fast-register them on the export's own
+ * engine QP.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -40,26 +47,12 @@ void kvreg_mrs_free(struct ib_mr **mrs, u32 nr)
 	kvfree(mrs);
 }
 
-static void kvreg_free_mrs(struct kvreg_reg_dev *rd)
-{
-	kvreg_mrs_free(rd->mrs, rd->nr_mrs);
-	rd->mrs = NULL;
-	rd->nr_mrs = 0;
-}
-
-static void kvreg_free_groups(struct kvreg_reg_dev *rd)
-{
-	kvfree(rd->groups);
-	rd->groups = NULL;
-	rd->nr_groups = 0;
-}
-
 static int kvreg_rd_cg_charge(struct kvreg_reg_dev *rd,
 			      struct kvreg_error *err)
 {
 #ifdef CONFIG_CGROUP_RDMA
-	return kvreg_cg_charge(rd->dev, &rd->cg, &rd->cg_charged, rd->nr_mrs,
-			       err);
+	return kvreg_cg_charge(rd->dev, &rd->cg, &rd->cg_charged,
+			       rd->planned_mrs, err);
 #else
 	return 0;
 #endif
@@ -73,9 +66,8 @@ static void kvreg_rd_cg_uncharge(struct kvreg_reg_dev *rd)
 }
 
 /*
- * MRs of @pd over a registration's pages as one device maps them, in
- * groups planned by kvreg_plan_groups(): the registration's own, or an
- * export's copy of them.
+ * An export's MRs, in its PD, over a registration's pages as one device
+ * maps them, in groups planned by kvreg_plan_groups().
  */
 struct kvreg_map_job {
 	struct kvreg_reg *reg;
@@ -170,28 +162,6 @@ static int kvreg_map_job_run(struct kvreg_map_job *job, struct ib_mr ***mrsp,
 	return 0;
 }
 
-static int kvreg_map_mrs(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
-			 struct kvreg_error *err)
-{
-	struct kvreg_map_job job = {
-		.reg = reg,
-		.dev = rd->dev,
-		.pd = rd->fdev->pd,
-		.nr_mrs = rd->planned_mrs,
-		.groups = rd->groups,
-		.nr_groups = rd->nr_groups,
-		.page_shift = rd->page_shift,
-		.mr_pages = kvreg_pages_per_mr(rd->dev, rd->page_shift),
-	};
-	int ret;
-
-	ret = kvreg_map_job_run(&job, &rd->mrs, err);
-	kvreg_free_groups(rd);
-	if (!ret)
-		rd->nr_mrs = rd->planned_mrs;
-	return ret;
-}
-
 /*
  * Fast-register @nr MRs of @q's PD, KVREG_WR_BATCH at a time. The QP's
  * lock may be held by another thread's chain for up to op_timeout_ms: a
@@ -281,11 +251,9 @@ static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
 	if (!rd->mapped)
 		return;
 	WRITE_ONCE(rd->live, false);
-	kvreg_free_groups(rd);
-	t0 = kvreg_stage_begin();
-	kvreg_free_mrs(rd);
-	kvreg_stage_end(KVREG_STAGE_DEREG_MR, t0);
 	kvreg_rd_cg_uncharge(rd);
+	kvfree(rd->dma_marks);
+	rd->dma_marks = NULL;
 	t0 = kvreg_stage_begin();
 	ib_dma_unmap_sgtable_attrs(kdev->ibdev, &rd->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&rd->sgt);
@@ -294,7 +262,10 @@ static void kvreg_reg_dev_release(struct kvreg_reg_dev *rd)
 	rd->mapped = false;
 }
 
-/* Device removal: the keys are revoked at once, the pages stay pinned. */
+/*
+ * Device removal: the mapping goes at once (exports' MRs over it went
+ * first), the pages stay pinned.
+ */
 static void kvreg_reg_dev_remove(struct kvreg_dev_user *user)
 {
 	struct kvreg_reg_dev *rd = container_of(user, struct kvreg_reg_dev,
@@ -305,16 +276,39 @@ static void kvreg_reg_dev_remove(struct kvreg_dev_user *user)
 	kvreg_acct_uncharge_mrs(rd);
 }
 
+/* MR pages of one MR, and of one group of them. */
+static u32 kvreg_group_pages(struct kvreg_reg_dev *rd, u64 *group_pages)
+{
+	u32 mr_pages = kvreg_pages_per_mr(rd->dev, rd->page_shift);
+
+	*group_pages = (u64)mr_pages * KVREG_MRS_PER_GROUP;
+	return mr_pages;
+}
+
 /*
- * The MRs over @rd's DMA-mapped pages at @rd->page_shift: their number in
- * *@nr, and the groups CPUs map them in, a new array at *@groups. -ENOSPC
- * when an MR cannot hold what one must.
+ * How many MRs an export makes over @rd, grouped as kvreg_plan() groups
+ * them (a group starts a fresh MR): 0 when an MR cannot hold what one
+ * must.
+ */
+static u32 kvreg_plan_count(struct kvreg_reg *reg, struct kvreg_reg_dev *rd)
+{
+	u64 group_pages;
+	u32 mr_pages = kvreg_group_pages(rd, &group_pages);
+
+	return kvreg_plan_groups(&rd->sgt, reg->addr, rd->page_shift,
+				 mr_pages, group_pages, NULL, NULL);
+}
+
+/*
+ * An export's MRs over @rd's DMA-mapped pages at @rd->page_shift: their
+ * number in *@nr, and the groups CPUs map them in, a new array at
+ * *@groups. -ENOSPC when an MR cannot hold what one must.
  */
 static int kvreg_plan(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 		      struct kvreg_mr_group **groups, u32 *nr_groups, u32 *nr)
 {
-	u32 mr_pages = kvreg_pages_per_mr(rd->dev, rd->page_shift);
-	u64 group_pages = (u64)mr_pages * KVREG_MRS_PER_GROUP;
+	u64 group_pages;
+	u32 mr_pages = kvreg_group_pages(rd, &group_pages);
 
 	if (mr_pages < 2)
 		return -ENOSPC;
@@ -333,9 +327,9 @@ static int kvreg_plan(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 }
 
 /*
- * First half of registering on a device: DMA-map the pinned pages and plan
- * the MRs (page size and count), so budgets can be charged exactly before
- * any device resource exists.
+ * First half of registering on a device: DMA-map the pinned pages, mark
+ * the mapping's runs, and plan an export's MRs (page size and count), so
+ * that budgets can be charged exactly.
  */
 int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			  struct kvreg_error *err)
@@ -377,13 +371,17 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 	rd->user.remove = kvreg_reg_dev_remove;
 	kvreg_dev_user_add(kdev, &rd->user);
 
-	rd->page_shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
-	ret = kvreg_plan(reg, rd, &rd->groups, &rd->nr_groups,
-			 &rd->planned_mrs);
-	if (ret == -ENOMEM)
+	rd->dma_marks = kvreg_mark_runs(&rd->sgt, true,
+					(u64)reg->nr_pages << PAGE_SHIFT);
+	if (!rd->dma_marks) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				kdev->index);
-	if (ret != -ENOSPC)
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	rd->page_shift = kvreg_pick_page_shift(kdev, reg, &rd->sgt);
+	rd->planned_mrs = kvreg_plan_count(reg, rd);
+	if (rd->planned_mrs)
 		goto out_unlock;
 	kvreg_set_error(err, KVREG_REASON_TOO_LARGE, kdev->index);
 	err->limit = kdev->max_mr_size;
@@ -395,13 +393,14 @@ out_unlock:
 	return ret;
 }
 
-/* Second half: create the planned MRs, charge the cgroup, fast-register. */
+/*
+ * Second half, once the budgets took the plan: the rdma cgroup's share,
+ * and the registration is usable on the device.
+ */
 int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			 struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = rd->dev;
-	enum ib_wc_status wc_status;
-	u64 t0;
 	int ret;
 
 	down_read(&kdev->teardown_rwsem);
@@ -410,43 +409,19 @@ int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 		ret = -ENODEV;
 		goto out_unlock;
 	}
-	t0 = kvreg_stage_begin();
-	ret = kvreg_map_mrs(reg, rd, err);
-	kvreg_stage_end(KVREG_STAGE_ALLOC_MR, t0);
-	if (ret)
-		goto out_unlock;
 	ret = kvreg_rd_cg_charge(rd, err);
-	if (ret)
-		goto err_mrs;
-	t0 = kvreg_stage_begin();
-	ret = kvreg_post_reg_wrs(&rd->fdev->qp, rd->mrs, rd->nr_mrs,
-				 reg->ib_access, &wc_status);
-	kvreg_stage_end(KVREG_STAGE_POST_REG, t0);
-	if (ret) {
-		kvreg_reg_wrs_error(err, ret, wc_status, kdev->index);
-		err->page_shift = rd->page_shift;
-		goto err_cg;
-	}
-	WRITE_ONCE(rd->live, true);
-	up_read(&kdev->teardown_rwsem);
-	return 0;
-
-err_cg:
-	kvreg_rd_cg_uncharge(rd);
-err_mrs:
-	/* Deregistering also revokes whatever part of the chain completed. */
-	kvreg_free_mrs(rd);
+	if (!ret)
+		WRITE_ONCE(rd->live, true);
 out_unlock:
 	up_read(&kdev->teardown_rwsem);
 	return ret;
 }
 
 /*
- * No LOCAL_INV first: ib_dereg_mr() revokes the keys itself and returns
- * only once the device can no longer use them, and no work request of
- * kvreg's can still hold them (a transfer holds a reference to both its
- * registrations until its last completion). Only then are the pages
- * unpinned.
+ * The registration's last put: exports hold a reference, so theirs MRs
+ * over the mapping are gone, and no work request of kvreg's still uses
+ * it (a transfer holds a reference to its registrations until its last
+ * completion). Only then are the pages unmapped, and unpinned.
  */
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd)
 {
@@ -456,25 +431,6 @@ void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd)
 	kvreg_reg_dev_release(rd);
 	up_read(&kdev->teardown_rwsem);
 	kvreg_acct_uncharge_mrs(rd);
-}
-
-/* The MR whose range holds @va; MRs are sorted by iova and contiguous. */
-struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va)
-{
-	u32 lo = 0, hi = rd->nr_mrs;
-
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-		struct ib_mr *mr = rd->mrs[mid];
-
-		if (va < mr->iova)
-			hi = mid;
-		else if (va - mr->iova >= mr->length)
-			lo = mid + 1;
-		else
-			return mr;
-	}
-	return NULL;
 }
 
 /*
@@ -494,15 +450,22 @@ static void kvreg_mrs_hide_iova(struct ib_mr **mrs, u32 nr_mrs,
 		mrs[i]->iova += delta;
 }
 
-/*
- * An export's copy of @rd's MRs: as many, over the same DMA-mapped pages
- * (nothing is pinned or mapped again), at hidden iovas, in @pd,
- * fast-registered with @ib_access on @pd's QP, into a new array at
- * *@mrsp (@rd->nr_mrs long).
- * Caller holds teardown_rwsem for read, @rd is live, and the MRs are
- * charged. On failure nothing is left.
+/**
+ * kvreg_mrs_make - an export's MRs over a registration's mapping
+ * @rd: the registration on the device, live; teardown_rwsem held for read
+ * @pd: the export's PD there
+ * @ib_access: the access the export grants
+ * @mrsp: out: a new array of @rd->planned_mrs MRs
+ * @err: the reason, on failure
+ *
+ * As many MRs as REGISTER planned, over @rd's DMA-mapped pages (nothing
+ * is pinned or mapped again), at hidden iovas, in @pd, fast-registered
+ * with @ib_access on @pd's engine. The caller charged them. On failure
+ * nothing is left.
+ *
+ * Return: 0 or -errno.
  */
-int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
+int kvreg_mrs_make(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 		   int ib_access, struct ib_mr ***mrsp,
 		   struct kvreg_error *err)
 {
@@ -515,12 +478,13 @@ int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 	};
 	enum ib_wc_status wc_status;
 	struct ib_mr **mrs;
+	u64 t0;
 	int ret;
 
 	ret = kvreg_plan(rd->reg, rd, &job.groups, &job.nr_groups,
 			 &job.nr_mrs);
 	/* The same table, shift and device: the plan cannot differ. */
-	if (!ret && WARN_ON_ONCE(job.nr_mrs != rd->nr_mrs))
+	if (!ret && WARN_ON_ONCE(job.nr_mrs != rd->planned_mrs))
 		ret = -EINVAL;
 	if (ret) {
 		kvfree(job.groups);
@@ -530,13 +494,17 @@ int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 		err->driver_errno = ret;
 		return ret;
 	}
+	t0 = kvreg_stage_begin();
 	ret = kvreg_map_job_run(&job, &mrs, err);
+	kvreg_stage_end(KVREG_STAGE_ALLOC_MR, t0);
 	kvfree(job.groups);
 	if (ret)
 		return ret;
 	kvreg_mrs_hide_iova(mrs, job.nr_mrs, rd);
+	t0 = kvreg_stage_begin();
 	ret = kvreg_post_reg_wrs(&pd->qp, mrs, job.nr_mrs, ib_access,
 				 &wc_status);
+	kvreg_stage_end(KVREG_STAGE_POST_REG, t0);
 	if (ret) {
 		kvreg_reg_wrs_error(err, ret, wc_status, rd->dev->index);
 		kvreg_mrs_free(mrs, job.nr_mrs);

@@ -100,9 +100,21 @@ struct kvreg_chain {
 	u32 nr_wr;
 	u32 nr_parts;
 	u32 cap;
-	struct ib_rdma_wr *wr;
-	struct ib_sge *sge;
+	u32 nr_sge;
+	u32 sge_cap;
+	struct ib_rdma_wr *wr;		/* @cap of them */
+	struct ib_sge *sge;		/* @sge_cap, packed, in WR order */
 };
+
+/*
+ * Scatter entries: an operation takes at most KVREG_OP_MAX_PIECES work
+ * requests of KVREG_WR_SGES entries each. On memory of huge or merged
+ * pages a work request takes one, on scattered base pages one per page.
+ * A SUBMIT chain starts with room for KVREG_CHAIN_SGES and grows, once
+ * posted, for an operation that could need more.
+ */
+#define KVREG_OP_MAX_SGES	(KVREG_OP_MAX_PIECES * KVREG_WR_SGES)
+#define KVREG_CHAIN_SGES	(4 * (KVREG_SUBMIT_DEPTH + KVREG_OP_MAX_PIECES))
 
 struct kvreg_submit_chains {
 	struct kvreg_chain chain[KVREG_DESC_MAX_PATHS];	/* by rail */
@@ -415,8 +427,8 @@ static void kvreg_op_free(struct kvreg_op_ctx *op)
 }
 
 /*
- * @op's MRs on @conn's device, when it and the connection are usable.
- * Caller holds the device's teardown_rwsem for read.
+ * @op's registration on @conn's device, when it and the connection are
+ * usable. Caller holds the device's teardown_rwsem for read.
  */
 static struct kvreg_reg_dev *kvreg_part_path(struct kvreg_op_ctx *op,
 					     struct kvreg_conn *conn)
@@ -437,7 +449,8 @@ static struct kvreg_reg_dev *kvreg_part_path(struct kvreg_op_ctx *op,
 }
 
 /*
- * Append @part's work requests, at both sides' MR boundaries, to @chain:
+ * Append @part's work requests, at the remote side's chunk boundaries
+ * and with the local side's runs as their scatter entries, to @chain:
  * how many, or -errno (the chain as it was). Under the teardown_rwsem of
  * the chain's device, read, with its path checked live in @part->rd.
  */
@@ -451,14 +464,16 @@ static int kvreg_chain_build(struct kvreg_chain *chain,
 				   IB_WR_RDMA_WRITE : IB_WR_RDMA_READ;
 	u64 lva = op->local_va + part->offset;
 	u64 rva = op->remote_offset + part->offset, left = part->length;
-	u32 at = chain->nr_wr, n = 0;
+	u32 lkey = chain->conn->q.qp->pd->local_dma_lkey;
+	u32 wr_sges = chain->conn->dev->wr_sges;
+	u32 at = chain->nr_wr, n = 0, sges = chain->nr_sge;
 
 	while (left) {
-		struct ib_mr *lmr = kvreg_reg_dev_find_mr(part->rd, lva);
 		const struct kvreg_rchunk *c = kvreg_rpath_chunk(path, rva);
 		struct ib_rdma_wr *wr = &chain->wr[at + n];
-		struct ib_sge *sge = &chain->sge[at + n];
+		struct ib_sge *sge = &chain->sge[sges];
 		u64 seg = left;
+		u32 nsge;
 
 		if (n == KVREG_OP_MAX_PIECES) {
 			kvreg_set_error(err, KVREG_REASON_TOO_MANY_PIECES,
@@ -467,18 +482,14 @@ static int kvreg_chain_build(struct kvreg_chain *chain,
 			err->request = op->length;
 			return -E2BIG;
 		}
-		/* Ranges were checked: a miss is a kvreg bug. */
-		if (WARN_ON_ONCE(!lmr))
-			return -EINVAL;
-		seg = min(seg, lmr->iova + lmr->length - lva);
 		seg = min(seg, c->start + c->length - rva);
-		sge->addr = lva;
-		sge->length = seg;
-		sge->lkey = lmr->lkey;
+		nsge = kvreg_reg_dev_sges(part->rd, lva, &seg, sge, wr_sges,
+					  lkey);
+		sges += nsge;
 		wr->wr.next = &wr[1].wr;
 		wr->wr.wr_cqe = &part->cqe;
 		wr->wr.sg_list = sge;
-		wr->wr.num_sge = 1;
+		wr->wr.num_sge = nsge;
 		wr->wr.opcode = opcode;
 		wr->wr.send_flags = 0;
 		wr->remote_addr = c->iova + (rva - c->start);
@@ -524,6 +535,10 @@ static void kvreg_chain_link(struct kvreg_chain *chain,
 	part->status = IB_WC_SUCCESS;
 	part->chain_next = NULL;
 	part->chain_first = NULL;
+	/* Its entries follow the chain's: they end where its last WR's do. */
+	chain->nr_sge = chain->wr[chain->nr_wr + pieces - 1].wr.sg_list -
+			chain->sge +
+			chain->wr[chain->nr_wr + pieces - 1].wr.num_sge;
 	if (chain->last)
 		chain->last->chain_next = part;
 	else
@@ -623,6 +638,7 @@ out:
 	chain->sub_first = NULL;
 	chain->sub_wrs = 0;
 	chain->nr_wr = 0;
+	chain->nr_sge = 0;
 	chain->nr_parts = 0;
 }
 
@@ -672,7 +688,8 @@ static void kvreg_ops_retry(struct work_struct *work)
 {
 	struct kvreg_file *kf = container_of(to_delayed_work(work),
 					     struct kvreg_file, retry_work);
-	struct kvreg_chain chain = { .cap = KVREG_OP_MAX_PIECES };
+	struct kvreg_chain chain = { .cap = KVREG_OP_MAX_PIECES,
+				     .sge_cap = KVREG_OP_MAX_SGES };
 	struct kvreg_op_part *part;
 	struct kvreg_error err;
 	struct kvreg_conn *conn;
@@ -680,7 +697,8 @@ static void kvreg_ops_retry(struct work_struct *work)
 	int ret;
 
 	chain.wr = kcalloc(chain.cap, sizeof(*chain.wr), GFP_KERNEL);
-	chain.sge = kcalloc(chain.cap, sizeof(*chain.sge), GFP_KERNEL);
+	chain.sge = kmalloc_array(chain.sge_cap, sizeof(*chain.sge),
+				  GFP_KERNEL);
 	for (;;) {
 		spin_lock_irq(&kf->cq_lock);
 		part = list_first_entry_or_null(&kf->retry,
@@ -836,12 +854,30 @@ static u32 kvreg_op_choose_rails(struct kvreg_op_ctx *op, u32 want,
 }
 
 /*
+ * Scatter entries @part can take at most: each starts at a run of the
+ * local side or at a work request, runs start at pages, and a work
+ * request ends at a remote chunk (a page at least) or after a run; and
+ * no more than an operation's most.
+ */
+static u32 kvreg_part_max_sges(const struct kvreg_op_ctx *op,
+			       const struct kvreg_op_part *part)
+{
+	u64 lva = op->local_va + part->offset;
+	u64 pages = (PAGE_ALIGN(lva + part->length) - (lva & PAGE_MASK)) >>
+		    PAGE_SHIFT;
+
+	return min_t(u64, 2 * pages + 2, KVREG_OP_MAX_SGES);
+}
+
+/*
  * The chain of rail @rail for @conn, with room for one more operation's
- * work requests: one built for another connection of the rail (mended
- * since) or too full is posted first. The chain takes @conn's reference.
+ * work requests and @sges scatter entries: one built for another
+ * connection of the rail (mended since) or too full is posted first, and
+ * its entries grown while it is empty. The chain takes @conn's reference.
  */
 static int kvreg_chain_for(struct kvreg_submit_chains *sc, u32 rail,
-			   struct kvreg_conn *conn, struct kvreg_chain **out)
+			   struct kvreg_conn *conn, u32 sges,
+			   struct kvreg_chain **out)
 {
 	struct kvreg_chain *chain = &sc->chain[rail];
 
@@ -849,26 +885,35 @@ static int kvreg_chain_for(struct kvreg_submit_chains *sc, u32 rail,
 		chain->cap = KVREG_SUBMIT_DEPTH + KVREG_OP_MAX_PIECES;
 		chain->wr = kvcalloc(chain->cap, sizeof(*chain->wr),
 				     GFP_KERNEL_ACCOUNT);
-		chain->sge = kvcalloc(chain->cap, sizeof(*chain->sge),
-				      GFP_KERNEL_ACCOUNT);
-		if (!chain->wr || !chain->sge) {
-			kvfree(chain->wr);
-			kvfree(chain->sge);
-			chain->wr = NULL;
-			chain->sge = NULL;
-			kvreg_conn_put(conn);
-			return -ENOMEM;
-		}
+		if (!chain->wr)
+			goto err_put;
 	}
 	if (chain->conn != conn ||
-	    chain->nr_wr + KVREG_OP_MAX_PIECES > chain->cap)
+	    chain->nr_wr + KVREG_OP_MAX_PIECES > chain->cap ||
+	    chain->nr_sge + sges > chain->sge_cap)
 		kvreg_chain_post(chain);
+	/* Posted, so empty: no work request points into the old entries. */
+	if (sges > chain->sge_cap) {
+		u32 cap = max_t(u32, sges, KVREG_CHAIN_SGES);
+
+		kvfree(chain->sge);
+		chain->sge_cap = 0;
+		chain->sge = kvmalloc_array(cap, sizeof(*chain->sge),
+					    GFP_KERNEL_ACCOUNT);
+		if (!chain->sge)
+			goto err_put;
+		chain->sge_cap = cap;
+	}
 	if (chain->conn)
 		kvreg_conn_put(conn);	/* the chain holds one already */
 	else
 		chain->conn = conn;
 	*out = chain;
 	return 0;
+
+err_put:
+	kvreg_conn_put(conn);
+	return -ENOMEM;
 }
 
 /*
@@ -904,7 +949,9 @@ static int kvreg_op_reserve(struct kvreg_submit_chains *sc,
 			kvreg_conn_put(conn);
 			continue;
 		}
-		ret = kvreg_chain_for(sc, rails[i], conn, &chains[i]);
+		ret = kvreg_chain_for(sc, rails[i], conn,
+				      kvreg_part_max_sges(op, part),
+				      &chains[i]);
 		if (ret) {
 			kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 					KVREG_NO_DEVICE_INDEX);
@@ -930,8 +977,12 @@ static int kvreg_op_reserve(struct kvreg_submit_chains *sc,
 	for (i = 0; i < n; i++)
 		conns[i] = chains[i]->conn;
 	if (!kvreg_rail_take_slots(op->rr->peer, conns, slots, n)) {
-		kvreg_set_queue_full(conns[0], err);
-		err->request = slots[0];
+		/* The numbers of a rail that could not take its part. */
+		for (i = 0; i + 1 < n; i++)
+			if (atomic_read(&conns[i]->submit_free) < (int)slots[i])
+				break;
+		kvreg_set_queue_full(conns[i], err);
+		err->request = slots[i];
 		return -EAGAIN;
 	}
 	for (i = 0; i < n; i++)

@@ -646,34 +646,6 @@ out_counted:
 	return ret;
 }
 
-/* A mark per 2 MiB stride of the pinned span (struct kvreg_run_mark). */
-static int kvreg_mark_runs(struct kvreg_reg *reg)
-{
-	u64 span = (u64)reg->nr_pages << PAGE_SHIFT, start = 0;
-	unsigned long nr = DIV_ROUND_UP(span, BIT_ULL(KVREG_RUN_MARK_SHIFT));
-	unsigned long m = 0;
-	struct scatterlist *sg;
-	unsigned int i;
-
-	reg->run_marks = kvmalloc_array(nr, sizeof(*reg->run_marks),
-					GFP_KERNEL_ACCOUNT);
-	if (!reg->run_marks)
-		return -ENOMEM;
-	for_each_sgtable_sg(&reg->pinned.sgt, sg, i) {
-		while (m < nr &&
-		       ((u64)m << KVREG_RUN_MARK_SHIFT) < start + sg->length) {
-			reg->run_marks[m].sg = sg;
-			reg->run_marks[m].start = start;
-			m++;
-		}
-		start += sg->length;
-	}
-	/* The table covers the span: every stride has its run. */
-	if (WARN_ON_ONCE(m != nr || start != span))
-		return -EINVAL;
-	return 0;
-}
-
 /**
  * kvreg_pin - pin a registration's range once, into reg->pinned
  * @reg: the registration; its range, access and memory kind are set
@@ -690,8 +662,10 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 
 	if (ret)
 		return ret;
-	ret = kvreg_mark_runs(reg);
-	if (ret) {
+	reg->run_marks = kvreg_mark_runs(&reg->pinned.sgt, false,
+					 (u64)reg->nr_pages << PAGE_SHIFT);
+	if (!reg->run_marks) {
+		ret = -ENOMEM;
 		kvreg_unpin(reg);
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,
 				KVREG_NO_DEVICE_INDEX);

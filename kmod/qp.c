@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The kernel QP engine: an RC QP connected to itself, in the protection
- * domain of the file it serves, that fast-registers MRs and moves data
- * between them. Keys of a kernel PD work only on kernel QPs of that PD,
- * so each open file's QP reaches that file's MRs and no one else's.
+ * domain of the export it serves, that fast-registers the export's MRs.
+ * Keys of a kernel PD work only on kernel QPs of that PD. An open file's
+ * own PD has no engine: REGISTER makes no MR.
  *
  * An engine is addressable by anyone who can send to its QP number with
  * its expected PSN: on rxe a local user's own RC QP aimed at the host's
@@ -379,7 +379,8 @@ int kvreg_qp_create_cm(struct kvreg_qp *q, struct kvreg_dev *kdev,
 	init_attr.recv_cq = q->cq;
 	init_attr.cap.max_send_wr = send_wr;
 	init_attr.cap.max_recv_wr = recv_wr;
-	init_attr.cap.max_send_sge = 1;
+	/* An importer's local side: the registration's DMA runs. */
+	init_attr.cap.max_send_sge = own_states ? kdev->wr_sges : 1;
 	init_attr.cap.max_recv_sge = 1;
 	init_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	init_attr.qp_type = IB_QPT_RC;

@@ -25,8 +25,8 @@ static void kvreg_reg_put_devs(struct kvreg_reg *reg)
 }
 
 /*
- * Every device of @mask, and the file's PD and QP on each (made on the
- * file's first use of the device), into @reg->devs.
+ * Every device of @mask, and the file's PD on each (made on the file's
+ * first use of the device), into @reg->devs.
  */
 static int kvreg_reg_get_devs(struct kvreg_file *kf, struct kvreg_reg *reg,
 			      u64 mask, struct kvreg_error *err)
@@ -61,8 +61,8 @@ static int kvreg_reg_get_devs(struct kvreg_file *kf, struct kvreg_reg *reg,
 
 /*
  * Undo kvreg_reg_pin_charged() and kvreg_reg_map(), in reverse order:
- * every device's MRs and mapping (whatever state each reached), the pin,
- * the charge. The registration is freed after.
+ * every device's mapping (whatever state each reached), the pin, the
+ * charge. The registration is freed after.
  */
 static void kvreg_reg_undo(struct kvreg_reg *reg)
 {
@@ -118,7 +118,7 @@ static u32 kvreg_out_flags(struct kvreg_reg *reg)
 	for (i = 0; i < reg->nr_devs; i++) {
 		if (!READ_ONCE(reg->devs[i].live))
 			continue;
-		if (reg->devs[i].nr_mrs > 1)
+		if (READ_ONCE(reg->devs[i].planned_mrs) > 1)
 			flags |= KVREG_REG_OUT_SPLIT;
 		if (reg->devs[i].page_shift < KVREG_HUGE_SHIFT &&
 		    reg->huge_backed)
@@ -189,58 +189,39 @@ static int kvreg_register_keys_out(struct kvreg_file *kf,
 }
 
 /*
- * Snapshot the keys of @rd's MRs into @keys[*n..@room), counting them all
- * in *@n. Device removal frees the MR array under teardown_rwsem write:
- * it is read under teardown_rwsem read, and only while @rd is live.
- */
-static void kvreg_snap_keys(struct kvreg_reg_dev *rd, struct kvreg_key *keys,
-			    u32 room, u32 *n)
-{
-	struct kvreg_dev *kdev = rd->dev;
-	u32 m;
-
-	down_read(&kdev->teardown_rwsem);
-	if (!kdev->dead && rd->live) {
-		for (m = 0; m < rd->nr_mrs; m++, (*n)++) {
-			struct ib_mr *mr = rd->mrs[m];
-
-			if (*n >= room)
-				continue;
-			keys[*n] = (struct kvreg_key) {
-				.device_index = kdev->index,
-				.page_shift = rd->page_shift,
-				.lkey = mr->lkey,
-				.rkey = mr->rkey,
-				.iova = mr->iova,
-				.length = mr->length,
-			};
-		}
-	}
-	up_read(&kdev->teardown_rwsem);
-}
-
-/*
  * Caller holds kf->lock, so @reg stays: up to @capacity of its keys into
- * @k, all of them counted. No user memory is touched here.
+ * @k, all of them counted. A key is a device's view of the registration:
+ * the MRs an export makes there, and their page size; no MR of the file
+ * exists. No user memory is touched here.
  */
 int kvreg_keys_snap(struct kvreg_reg *reg, u32 capacity, struct kvreg_keys *k)
 {
-	u32 i, room = 0;
+	u32 i;
 
-	/* Arrays only shrink once published: this bounds what is copied. */
-	for (i = 0; i < reg->nr_devs; i++)
-		room += READ_ONCE(reg->devs[i].nr_mrs);
-	k->room = min(room, capacity);
+	k->room = min(reg->nr_devs, capacity);
 	k->n = 0;
 	k->keys = NULL;
 	if (k->room) {
-		k->keys = kvmalloc_array(k->room, sizeof(*k->keys),
-					 GFP_KERNEL_ACCOUNT);
+		k->keys = kcalloc(k->room, sizeof(*k->keys),
+				  GFP_KERNEL_ACCOUNT);
 		if (!k->keys)
 			return -ENOMEM;
 	}
-	for (i = 0; i < reg->nr_devs; i++)
-		kvreg_snap_keys(&reg->devs[i], k->keys, k->room, &k->n);
+	for (i = 0; i < reg->nr_devs; i++) {
+		struct kvreg_reg_dev *rd = &reg->devs[i];
+
+		if (!READ_ONCE(rd->live))
+			continue;
+		if (k->n < k->room)
+			k->keys[k->n] = (struct kvreg_key) {
+				.device_index = rd->dev->index,
+				.page_shift = rd->page_shift,
+				.mrs = READ_ONCE(rd->planned_mrs),
+				.iova = reg->addr,
+				.length = reg->length,
+			};
+		k->n++;
+	}
 	return 0;
 }
 
@@ -253,7 +234,7 @@ int kvreg_keys_put_user(struct kvreg_keys *k, u64 uptr, u32 key_size)
 	for (i = 0; i < min(k->n, k->room) && !ret; i++)
 		ret = kvreg_copy_entry(uptr, key_size, i, &k->keys[i],
 				       sizeof(*k->keys));
-	kvfree(k->keys);
+	kfree(k->keys);
 	k->keys = NULL;
 	return ret;
 }
@@ -338,8 +319,8 @@ static int kvreg_reg_pin_charged(struct kvreg_reg *reg,
 }
 
 /*
- * Every device: map and plan, charge the MRs all devices need at once,
- * then create and fast-register them. What a failure leaves is undone by
+ * Every device: map and plan, charge at once the MRs an export takes on
+ * all of them, then make each usable. What a failure leaves is undone by
  * kvreg_reg_undo().
  */
 static int kvreg_reg_map(struct kvreg_reg *reg, struct kvreg_error *err)
@@ -625,9 +606,13 @@ void kvreg_file_stats(struct kvreg_file *kf, struct kvreg_stats *st)
 	xa_for_each(&kf->regs, id, reg) {
 		st->file_registrations++;
 		st->file_pinned_pages += reg->nr_pages;
-		for (i = 0; i < reg->nr_devs; i++)
-			if (READ_ONCE(reg->devs[i].live))
-				st->file_mrs += READ_ONCE(reg->devs[i].nr_mrs);
+		/* Charged as an export would make them: none exist. */
+		for (i = 0; i < reg->nr_devs; i++) {
+			struct kvreg_reg_dev *rd = &reg->devs[i];
+
+			if (READ_ONCE(rd->live))
+				st->file_mrs += READ_ONCE(rd->planned_mrs);
+		}
 	}
 	list_for_each_entry(conn, &kf->conns, file_node)
 		st->file_conns++;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kvreg internals, registration layer: a registration, its pages and
- * its MRs on each device, and its exports: args.c, pin.c, parallel.c,
- * plan.c, mr.c, export.c, reg.c, trace.c.
+ * their mapping on each device, and its exports: args.c, pin.c, parallel.c,
+ * plan.c, runs.c, mr.c, export.c, reg.c, trace.c.
  */
 #ifndef KVREG_REG_H
 #define KVREG_REG_H
@@ -22,7 +22,7 @@ struct kvreg_mr_group {
 	struct scatterlist *sg;		/* first DMA entry */
 	u64 va;				/* user address it maps from */
 	u32 nents;
-	u32 first_mr;			/* index in kvreg_reg_dev.mrs */
+	u32 first_mr;			/* index in the MR array */
 };
 
 /* MRs per group: 16 full 4 KiB MRs on rxe are 32 MiB. */
@@ -30,47 +30,13 @@ struct kvreg_mr_group {
 #define KVREG_MAX_RUN		SZ_32M
 
 /*
- * A registration's presence on one device. The owner changes it under
- * teardown_rwsem read (no other user can see a registration it is
- * setting up or tearing down); device removal under teardown_rwsem write.
- *
- * A reader of a published registration (QUERY, REGISTER's keys, TRANSFER)
- * holds kvreg_file.lock, which keeps the registration, and then:
- *  - to dereference @mrs or @sgt: dev->teardown_rwsem for read, and sees
- *    @live (and !dev->dead) under it; removal frees both under write;
- *  - for @live, @nr_mrs and @page_shift as numbers to report: nothing
- *    (READ_ONCE); once published they only fall to false and 0.
- */
-struct kvreg_reg_dev {
-	struct kvreg_dev *dev;		/* holds a reference */
-	struct kvreg_file_dev *fdev;	/* the PD its MRs live in; a ref */
-	struct kvreg_reg *reg;
-	struct kvreg_dev_user user;	/* on dev->users while @mapped */
-	bool mapped;			/* @sgt is DMA-mapped */
-	bool live;			/* the MRs are registered */
-	bool charged;			/* MRs charged; kvreg_acct_lock */
-	u32 page_shift;
-	u32 planned_mrs;
-	u32 nr_mrs;			/* allocated so far */
-	u32 cg_charged;			/* rdma cgroup objects charged */
-#ifdef CONFIG_CGROUP_RDMA
-	struct rdma_cgroup *cg;
-#endif
-	struct ib_mr **mrs;		/* planned_mrs long; NULL: not made */
-	struct sg_table sgt;		/* this device's DMA-mapped copy */
-	/* Planned with the MRs, freed once they are mapped. */
-	struct kvreg_mr_group *groups;
-	u32 nr_groups;
-};
-
-struct kvreg_exported;
-
-/*
- * Where a registration's pinned table stands at each 2 MiB stride of its
- * span (from the page of its address): the run holding the stride's first
- * byte, and that run's offset in the span. A CPU copy finds its first
+ * Where a table's runs stand at each 2 MiB stride of a registration's
+ * span (from the page of its address): the run holding the stride's
+ * first byte, and that run's offset in the span. A walk finds its first
  * byte from the mark before it, in at most a stride's runs, instead of
  * walking every run from the start (one per page where none merged).
+ * The pinned table has marks for CPU copies, each device's DMA-mapped
+ * copy for the local sides of work requests.
  */
 struct kvreg_run_mark {
 	struct scatterlist *sg;
@@ -78,6 +44,48 @@ struct kvreg_run_mark {
 };
 
 #define KVREG_RUN_MARK_SHIFT	21
+
+/*
+ * A registration's presence on one device: its pages DMA-mapped there,
+ * and no MR. The local side of a work request is a list of scatter
+ * entries over the mapping with the PD's local_dma_lkey, as nvme-rdma's
+ * are; the MRs a peer uses are an export's (kvreg_export_dev), made in
+ * the export's own PD. The registration is charged, on the budgets and
+ * the rdma cgroup, the MRs one export of it takes here (@planned_mrs):
+ * REGISTER refuses what could not be exported, as it did when it made
+ * them.
+ *
+ * The owner changes it under teardown_rwsem read (no other user can see
+ * a registration it is setting up or tearing down); device removal
+ * under teardown_rwsem write.
+ *
+ * A reader of a published registration (QUERY, REGISTER's keys, TRANSFER,
+ * SUBMIT) holds a reference, or kvreg_file.lock, which keeps the
+ * registration, and then:
+ *  - to read @sgt or @dma_marks: dev->teardown_rwsem for read, and sees
+ *    @live (and !dev->dead) under it; removal frees both under write;
+ *  - for @live, @planned_mrs and @page_shift as numbers to report:
+ *    nothing (READ_ONCE); once published they only fall to false and 0.
+ */
+struct kvreg_reg_dev {
+	struct kvreg_dev *dev;		/* holds a reference */
+	struct kvreg_file_dev *fdev;	/* the file's PD there; a ref */
+	struct kvreg_reg *reg;
+	struct kvreg_dev_user user;	/* on dev->users while @mapped */
+	bool mapped;			/* @sgt is DMA-mapped */
+	bool live;			/* usable: mapped and charged */
+	bool charged;			/* MRs charged; kvreg_acct_lock */
+	u32 page_shift;			/* of an export's MRs here */
+	u32 planned_mrs;		/* an export's MRs here: charged */
+	u32 cg_charged;			/* rdma cgroup objects charged */
+#ifdef CONFIG_CGROUP_RDMA
+	struct rdma_cgroup *cg;
+#endif
+	struct sg_table sgt;		/* this device's DMA-mapped copy */
+	struct kvreg_run_mark *dma_marks;	/* into @sgt's DMA runs */
+};
+
+struct kvreg_exported;
 
 /*
  * An export's MRs on one device (export.c): the registration's pages,
@@ -180,6 +188,12 @@ int kvreg_pin(struct kvreg_reg *reg, unsigned int max_segment,
 	      struct kvreg_error *err);
 void kvreg_unpin(struct kvreg_reg *reg);
 
+/* runs.c: pure, no locks. */
+struct kvreg_run_mark *kvreg_mark_runs(struct sg_table *sgt, bool dma,
+				       u64 span);
+u32 kvreg_reg_dev_sges(struct kvreg_reg_dev *rd, u64 va, u64 *len,
+		       struct ib_sge *sge, u32 max, u32 lkey);
+
 /* args.c */
 int kvreg_access_to_ib(u32 access);
 int kvreg_check_register(struct kvreg_register *arg, u64 present,
@@ -210,8 +224,7 @@ int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			 struct kvreg_error *err);
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd);
-struct ib_mr *kvreg_reg_dev_find_mr(struct kvreg_reg_dev *rd, u64 va);
-int kvreg_mrs_copy(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
+int kvreg_mrs_make(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 		   int ib_access, struct ib_mr ***mrsp,
 		   struct kvreg_error *err);
 void kvreg_mrs_free(struct ib_mr **mrs, u32 nr);
@@ -236,18 +249,19 @@ void kvreg_reg_revoke_exports(struct kvreg_file *kf, struct kvreg_reg *reg);
  */
 enum kvreg_stage {
 	KVREG_STAGE_REGISTER,		/* the whole ioctl, up to PUBLISH */
-	KVREG_STAGE_DEVICES,		/* the file's PD and QP on each */
+	KVREG_STAGE_DEVICES,		/* the file's PD on each */
 	KVREG_STAGE_CHECK_MEMORY,
 	KVREG_STAGE_PIN,		/* includes SG_BUILD */
 	KVREG_STAGE_SG_BUILD,
 	KVREG_STAGE_DMA_MAP,
+	/* EXPORT's, since REGISTER makes no MR: */
 	KVREG_STAGE_ALLOC_MR,		/* wall clock of the two below */
 	KVREG_STAGE_ALLOC_MR_ONLY,	/* summed over CPUs */
 	KVREG_STAGE_MAP_MR_SG,		/* summed over CPUs */
 	KVREG_STAGE_POST_REG,
 	KVREG_STAGE_PUBLISH,		/* handle, range tree, keys out */
-	KVREG_STAGE_DEREGISTER,		/* its last put: the three below */
-	KVREG_STAGE_DEREG_MR,
+	KVREG_STAGE_DEREGISTER,		/* its last put: unmap, unpin */
+	KVREG_STAGE_DEREG_MR,		/* an export's, when revoked */
 	KVREG_STAGE_DMA_UNMAP,
 	KVREG_STAGE_UNPIN,
 	KVREG_NR_STAGES

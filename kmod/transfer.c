@@ -8,8 +8,8 @@
  * need a QP of the file that takes remote RDMA while it runs, and RC says
  * nothing of who sent a request (rxe checks IP addresses only), so a local
  * verbs user who read that QP's number and PSN from `rdma res` could aim
- * at the file's memory in that window. The file's MRs hold no remote
- * right, and no QP of the file's PD takes one.
+ * at the file's memory in that window. The file's PD holds no MR, and
+ * no QP of it takes remote RDMA.
  */
 #include <linux/highmem.h>
 #include <linux/sched/signal.h>
@@ -28,16 +28,22 @@
  */
 #define KVREG_CHAIN_BYTES	SZ_8M
 
+/*
+ * Scatter entries one chain takes: on memory of scattered base pages an
+ * entry is a page, so a chain of them moves 4 MiB.
+ */
+#define KVREG_CHAIN_SGES	1024
+
 struct kvreg_rdma_batch {
 	struct ib_rdma_wr wr[KVREG_WR_BATCH];
-	struct ib_sge sge[KVREG_WR_BATCH];
+	struct ib_sge sge[KVREG_CHAIN_SGES];
 };
 
 /*
  * Registration @handle, held by a reference in @side even when a check
  * fails (the caller puts it, not under any lock: it may be the last),
  * checked for @need_access over @length bytes at @offset; with a device
- * named, its MRs there too. @offset_arg names the offset's field. Takes
+ * named, its mapping there too. @offset_arg names the offset's field. Takes
  * no lock: what it reads of the registration is fixed once published.
  */
 int kvreg_resolve_side(struct kvreg_file *kf, u64 handle, u64 offset,
@@ -157,8 +163,9 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	u64 lva = local->va, left = arg->length, chained, raddr;
 	u64 rva = arg->remote_offset;
 	enum ib_wc_status wc_status = IB_WC_SUCCESS;
+	u32 lkey = q->qp->pd->local_dma_lkey;
 	int ret = 0;
-	u32 n, rkey;
+	u32 n, rkey, used;
 
 	unsigned long timeout =
 		msecs_to_jiffies(max(READ_ONCE(kvreg_op_timeout_ms), 1U));
@@ -181,30 +188,28 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			break;
 		}
 		chained = 0;
+		used = 0;
 		for (n = 0; n < KVREG_WR_BATCH && left &&
-		     chained < KVREG_CHAIN_BYTES; n++) {
-			struct ib_mr *lmr =
-				kvreg_reg_dev_find_mr(local->rd, lva);
+		     chained < KVREG_CHAIN_BYTES && used < KVREG_CHAIN_SGES;
+		     n++) {
 			u64 seg = min_t(u64, left, KVREG_CHAIN_BYTES - chained);
+			u32 nsge;
 
-			/* Ranges were checked: a miss is a kvreg bug. */
-			if (WARN_ON_ONCE(!lmr)) {
-				ret = -EINVAL;
-				break;
-			}
-			seg = min(seg, lmr->iova + lmr->length - lva);
 			kvreg_target_at(t, rva, &seg, &raddr, &rkey);
-			b->sge[n] = (struct ib_sge) {
-				.addr = lva, .length = seg, .lkey = lmr->lkey,
-			};
+			nsge = kvreg_reg_dev_sges(local->rd, lva, &seg,
+						  &b->sge[used],
+						  min(kdev->wr_sges,
+						      KVREG_CHAIN_SGES - used),
+						  lkey);
 			b->wr[n] = (struct ib_rdma_wr) {
 				.wr.opcode = arg->opcode == KVREG_OP_WRITE ?
 					     IB_WR_RDMA_WRITE : IB_WR_RDMA_READ,
-				.wr.sg_list = &b->sge[n],
-				.wr.num_sge = 1,
+				.wr.sg_list = &b->sge[used],
+				.wr.num_sge = nsge,
 				.remote_addr = raddr,
 				.rkey = rkey,
 			};
+			used += nsge;
 			if (n)
 				b->wr[n - 1].wr.next = &b->wr[n].wr;
 			lva += seg;
@@ -212,10 +217,8 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 			left -= seg;
 			chained += seg;
 		}
-		if (!ret)
-			ret = kvreg_post_chain(q, &b->wr[0].wr,
-					       &b->wr[n - 1].wr, timeout,
-					       &wc_status);
+		ret = kvreg_post_chain(q, &b->wr[0].wr, &b->wr[n - 1].wr,
+				       timeout, &wc_status);
 		mutex_unlock(&q->mutex);
 	}
 
@@ -583,7 +586,7 @@ static int kvreg_transfer_region(struct kvreg_transfer *arg,
 				 struct kvreg_target *t,
 				 struct kvreg_error *err)
 {
-	struct kvreg_rdma_batch *batch = kmalloc(sizeof(*batch), GFP_KERNEL);
+	struct kvreg_rdma_batch *batch = kvmalloc(sizeof(*batch), GFP_KERNEL);
 	int ret;
 
 	if (!batch) {
@@ -592,7 +595,7 @@ static int kvreg_transfer_region(struct kvreg_transfer *arg,
 		return -ENOMEM;
 	}
 	ret = kvreg_transfer_rails(arg, local, t, batch, err);
-	kfree(batch);
+	kvfree(batch);
 	return ret;
 }
 

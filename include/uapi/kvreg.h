@@ -217,7 +217,7 @@ struct kvreg_device_info {
 	__u32 max_fast_reg_page_list_len;
 	__u32 flags;		/* KVREG_DEVICE_F_* */
 	__u32 reserved;
-	__u64 mrs_in_use;	/* kvreg MRs on this device, all processes */
+	__u64 mrs_in_use;	/* kvreg MRs charged here, all processes */
 	__u64 mr_limit;		/* MRs kvreg may hold here, all processes */
 	__u32 mr_pages_base;	/* pages one MR holds, of PAGE_SIZE */
 	__u32 mr_pages_huge;	/* and of 2 MiB */
@@ -236,14 +236,20 @@ struct kvreg_devices {
 	__u64 entries;		/* in: user pointer to the array */
 };
 
-/* One MR: a device's view of a registration or of one chunk of it. */
+/*
+ * A device's view of a registration, one per device it is live on: its
+ * pages are DMA-mapped there, and no MR of the file exists (see
+ * KVREG_IOC_REGISTER). @mrs and @page_shift are those of the MRs an
+ * export of it makes on that device, which REGISTER charged; @iova and
+ * @length are the registration's address and length.
+ */
 #define KVREG_KEY_SIZE_VER0	32
 struct kvreg_key {
 	__u32 device_index;
-	__u32 page_shift;	/* MR page size used on that device */
-	__u32 lkey;
-	__u32 rkey;
-	__u64 iova;		/* == the user virtual address it starts at */
+	__u32 page_shift;	/* an export's MR page size there */
+	__u32 mrs;		/* an export's MRs there: charged */
+	__u32 reserved;		/* 0 */
+	__u64 iova;		/* the registration's address */
 	__u64 length;
 };
 
@@ -251,7 +257,7 @@ struct kvreg_key {
 #define KVREG_REG_F_ALLOW_OVERLAP	(1U << 0)
 
 /* kvreg_register.out_flags and kvreg_query.out_flags */
-#define KVREG_REG_OUT_SPLIT	(1U << 0)	/* several MRs on a device */
+#define KVREG_REG_OUT_SPLIT	(1U << 0)	/* an export: several MRs */
 #define KVREG_REG_OUT_DUPLICATE	(1U << 1)	/* existing one, one more ref */
 /*
  * MR pages smaller than 2 MiB on memory backed by huge pages: 2 MiB
@@ -259,7 +265,41 @@ struct kvreg_key {
  */
 #define KVREG_REG_OUT_HUGE_HINT	(1U << 2)
 
-/* KVREG_IOC_REGISTER */
+/**
+ * KVREG_IOC_REGISTER - pin a buffer once and map it on devices
+ *
+ * Pins [@addr, @addr + @length) (LOCAL_WRITE or REMOTE_WRITE: for
+ * writing) and DMA-maps its pages on each device of @device_mask (0:
+ * every device). No MR is made: the local side of a transfer or a SUBMIT
+ * is a list of scatter entries over the mapping with the kernel PD's
+ * local_dma_lkey, as nvme-rdma's are, and the MRs a peer uses are made by
+ * EXPORT, in the export's own PD. So REGISTER costs the pin and the
+ * mapping, and no key of the file exists for anyone to aim at.
+ *
+ * It charges what it charged when it made MRs: the pinned bytes (the
+ * process's budget, the host's ceiling, RLIMIT_MEMLOCK through the mm)
+ * and, on each device, the MRs one export of it takes there (the
+ * process's MR budget, the device's reserve, the rdma cgroup's
+ * hca_object), so that what could not be exported is refused here, with
+ * the same numbers. An EXPORT charges its MRs again, as its own.
+ *
+ * Out: @handle, @refs and @out_flags; @nkeys keys (struct kvreg_key, one
+ * per device: the page size and the number of an export's MRs there), as
+ * many as @keys_capacity takes. The same buffer registered again (same
+ * range, access and devices) is the same handle with one more reference
+ * (KVREG_REG_OUT_DUPLICATE). A zero @length succeeds with
+ * KVREG_HANDLE_NONE and no keys.
+ *
+ * Return: 0, or -1 with errno and the error record, whose reason says
+ * what failed: BAD_ARGUMENT; NO_DEVICE, DEVICE_REMOVED,
+ * DEVICE_NOT_ACTIVE; UNMAPPED_ADDRESS, NOT_HOST_MEMORY, FILE_BACKED,
+ * READ_ONLY, OVERLAP (the memory); TOO_LARGE (an MR cannot hold what one
+ * must); PROC_MR_BUDGET, PROC_BYTES_BUDGET, HOST_CEILING,
+ * DEVICE_MR_RESERVE, MEMLOCK_EXCEEDED, MEMLOCK_ZERO, RDMA_CGROUP (with
+ * limit, usage and request); NO_KERNEL_MEMORY, FOREIGN_PROCESS,
+ * INTERRUPTED; DEVICE_REFUSED (the DMA mapping). Nothing is left
+ * pinned, mapped or charged after a failure.
+ */
 #define KVREG_REGISTER_SIZE_VER0	88
 struct kvreg_register {
 	__u32 size;
@@ -274,7 +314,7 @@ struct kvreg_register {
 	__u32 key_size;		/* in: sizeof(struct kvreg_key) */
 	__u32 keys_capacity;	/* in: entries at @keys (may be 0) */
 	__u64 handle;		/* out */
-	__u32 nkeys;		/* out: MRs created; QUERY returns them all */
+	__u32 nkeys;		/* out: devices live; as many keys */
 	__u32 out_flags;	/* out: KVREG_REG_OUT_* */
 	__u32 refs;		/* out: references held on the handle */
 	__u32 reserved;
@@ -291,7 +331,17 @@ struct kvreg_deregister {
 	__u64 handle;
 };
 
-/* KVREG_IOC_QUERY */
+/**
+ * KVREG_IOC_QUERY - what a registration of this file is, now
+ *
+ * @handle's range, access, pinned span, the devices it is live on
+ * (@device_mask; a removed device drops out), a key per such device
+ * (@nkeys, as many into @keys as @keys_capacity takes), @refs and
+ * @out_flags, as REGISTER reported them.
+ *
+ * Return: 0, or -1 with errno and the error record: BAD_ARGUMENT,
+ * UNKNOWN_HANDLE, NO_KERNEL_MEMORY, FOREIGN_PROCESS.
+ */
 #define KVREG_QUERY_SIZE_VER0	104
 struct kvreg_query {
 	__u32 size;
@@ -307,8 +357,8 @@ struct kvreg_query {
 	__u64 length;
 	__u64 pinned_addr;	/* out: first pinned page */
 	__u64 pinned_pages;	/* out: base pages pinned */
-	__u64 device_mask;	/* out: devices whose MRs are live */
-	__u32 nkeys;		/* out: live MRs, all devices */
+	__u64 device_mask;	/* out: devices it is live on */
+	__u32 nkeys;		/* out: as many keys */
 	__u32 refs;		/* out */
 	__u32 out_flags;	/* out: KVREG_REG_OUT_* */
 	__u32 reserved;
@@ -392,7 +442,7 @@ struct kvreg_stats {
 	/* This open file. */
 	__u64 file_pinned_pages;
 	__u64 file_registrations;
-	__u64 file_mrs;
+	__u64 file_mrs;		/* its registrations', as an export's */
 	/* This process: every file it opened shares one budget. */
 	__u64 proc_pinned_bytes;
 	__u64 proc_max_pinned_bytes;
@@ -475,7 +525,7 @@ struct kvreg_procs {
  * learns it instead of guessing from ABI_VERSION. A bit once defined keeps
  * its meaning; a module that lacks a feature leaves its bit clear.
  */
-/* Each open file has its own PD: no other file's QP reaches its MRs. */
+/* Each open file has its own PD: no other file's QP reaches it. */
 #define KVREG_FEATURE_FILE_PD		(1ULL << 0)
 /* Transfers hold their registrations, not the file: they run in parallel. */
 #define KVREG_FEATURE_PARALLEL_TRANSFER	(1ULL << 1)
@@ -505,6 +555,12 @@ struct kvreg_procs {
  * again after UNEXPORT or DEREGISTER has a new secret.
  */
 #define KVREG_FEATURE_EXPORT_PD		(1ULL << 8)
+/*
+ * REGISTER makes no MR: it pins and DMA-maps, its keys (struct kvreg_key)
+ * give an export's MR page size and count per device (@mrs) and no lkey
+ * or rkey, and the file has no engine QP.
+ */
+#define KVREG_FEATURE_REGISTER_NO_MR	(1ULL << 9)
 
 #define KVREG_FEATURES_SIZE_VER0	32
 struct kvreg_features {
@@ -557,10 +613,9 @@ struct kvreg_features {
  * one holding only an address, a spoofer on a RoCE fabric) can and cannot
  * do, which claims rely on the NIC, and the gaps still open are in
  * docs/remote.md, "Threat model".
- * REGISTER's REMOTE_* flags mean "may be exported with": the keys REGISTER
- * returns live in the file's own domain, carry local rights only (they
- * are the local side of the file's remote transfers), and are of no use
- * to a peer or to a local verbs user.
+ * REGISTER's REMOTE_* flags mean "may be exported with": REGISTER makes
+ * no MR, so a registration has no key for a peer or a local verbs user
+ * to aim at until it is exported, and then only the export's.
  */
 struct kvreg_net_addr {
 	__u16 family;		/* AF_INET or AF_INET6 */
@@ -726,14 +781,16 @@ struct kvreg_unimport {
  * poll() reports (POLLIN while completions wait). Work in flight is
  * bounded per rail (KVREG_SUBMIT_DEPTH work requests): a full queue
  * accepts fewer operations, never blocks.
- * An operation is split at the MR boundaries of both sides into at most
- * KVREG_OP_MAX_PIECES work requests. SUBMIT stops at the first operation
+ * An operation is split at the remote side's MR boundaries into at most
+ * KVREG_OP_MAX_PIECES work requests, whose local side is up to 32 runs of
+ * the registration's pages (the device's max_send_sge if lower; a run per
+ * page on scattered base pages). SUBMIT stops at the first operation
  * it refuses: with some accepted it succeeds and says how many; with none
  * it fails with that operation's reason.
  */
 #define KVREG_SUBMIT_DEPTH	128
 #define KVREG_RAIL_SPLIT_MIN	(256U << 10)
-#define KVREG_OP_MAX_PIECES	16
+#define KVREG_OP_MAX_PIECES	64
 #define KVREG_SUBMIT_MAX	4096	/* operations in one call */
 
 #define KVREG_OP_SIZE_VER0	56

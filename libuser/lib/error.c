@@ -195,9 +195,12 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	  "use an endpoint kvreg_listen() returned on this open /dev/kvreg" },
 	{ KVREG_REASON_QUEUE_FULL, "connection's queue full",
 	  "reap completions (kvreg_reap()), then submit the rest" },
-	{ KVREG_REASON_TOO_MANY_PIECES, "operation spans too many MRs",
-	  "split it: an operation may cover at most KVREG_OP_MAX_PIECES MRs "
-	  "of either side" },
+	{ KVREG_REASON_TOO_MANY_PIECES,
+	  "operation needs too many work requests",
+	  "split it, or back the local buffer with huge pages: an operation "
+	  "takes at most KVREG_OP_MAX_PIECES work requests, each ending at an "
+	  "MR boundary of the remote side or after 32 runs of the local "
+	  "buffer (a run per page of scattered base pages)" },
 	{ KVREG_REASON_NOT_EXPORTED, "not exported through that endpoint",
 	  "there is nothing to revoke: it was never exported there, or was "
 	  "revoked already (unexported, deregistered)" },
@@ -613,8 +616,8 @@ static void kvreg_format_detail(const struct kvreg_error *err, char *buf,
 	case KVREG_REASON_RDMA_CGROUP:
 		snprintf(buf, size,
 			 ": rdma.max allowed %llu of the %llu objects this "
-			 "call needs there (its MRs, or a PD and its QP on "
-			 "the device's first use)",
+			 "call needs there (its MRs, or a PD, and an "
+			 "export's QP, on the device's first use)",
 			 (unsigned long long)err->usage,
 			 (unsigned long long)err->request);
 		break;

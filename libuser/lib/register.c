@@ -5,9 +5,7 @@
 
 #include "internal.h"
 
-/* Enough keys for one MR per device on a small host; QUERY gets the rest. */
-#define KVREG_KEYS_FIRST_TRY	16
-
+/* Room for a key per device the module can have: QUERY is never needed. */
 static struct kvreg_mr *kvreg_mr_alloc(unsigned int nkeys)
 {
 	return calloc(1, sizeof(struct kvreg_mr) +
@@ -34,9 +32,9 @@ int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
 		.access = access,
 		.key_size = sizeof(struct kvreg_key),
 		.device_mask = device_mask,
-		.keys_capacity = KVREG_KEYS_FIRST_TRY,
+		.keys_capacity = KVREG_MAX_DEVICES,
 	};
-	struct kvreg_mr *mr, *bigger;
+	struct kvreg_mr *mr, *fitted;
 	int ret;
 
 	if (!kv)
@@ -44,7 +42,7 @@ int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
 	if (!mrp)
 		return kvreg__bad_pointer(err);
 	*mrp = NULL;
-	mr = kvreg_mr_alloc(KVREG_KEYS_FIRST_TRY);
+	mr = kvreg_mr_alloc(KVREG_MAX_DEVICES);
 	if (!mr)
 		return kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
 	arg.keys = (uintptr_t)mr->keys;
@@ -58,38 +56,17 @@ int kvreg_register_flags(struct kvreg *kv, const void *addr, uint64_t length,
 	mr->length = arg.length;
 	mr->out_flags = arg.out_flags;
 	mr->refs = arg.refs;
-	mr->nkeys = arg.nkeys;
-	if (arg.nkeys <= KVREG_KEYS_FIRST_TRY) {
-		kvreg__handle_add(kv, &mr->link);
-		*mrp = mr;
-		return 0;
-	}
-
-	/* Split into many MRs: fetch every key. */
-	bigger = realloc(mr, sizeof(*mr) +
-			 (size_t)arg.nkeys * sizeof(struct kvreg_key));
-	if (!bigger) {
-		ret = kvreg__lib_error(err, KVREG_REASON_NO_MEMORY, -ENOMEM);
-		goto err_dereg;
-	}
-	mr = bigger;
-	ret = kvreg_query(kv, mr->handle, NULL, mr->keys, arg.nkeys, err);
-	if (ret)
-		goto err_dereg;
+	/* A key per device it is live on: the room was enough. */
+	mr->nkeys = arg.nkeys < KVREG_MAX_DEVICES ? arg.nkeys :
+						    KVREG_MAX_DEVICES;
+	/* Only as large as its keys; a failure keeps the larger one. */
+	fitted = realloc(mr, sizeof(*mr) +
+			 (size_t)mr->nkeys * sizeof(struct kvreg_key));
+	if (fitted)
+		mr = fitted;
 	kvreg__handle_add(kv, &mr->link);
 	*mrp = mr;
 	return 0;
-
-err_dereg:
-	{
-		struct kvreg_deregister d = {
-			.size = sizeof(d), .handle = mr->handle,
-		};
-
-		kvreg__ioctl(kv, KVREG_IOC_DEREGISTER, &d);
-	}
-	free(mr);
-	return ret;
 }
 
 int kvreg_deregister(struct kvreg *kv, struct kvreg_mr *mr,

@@ -85,8 +85,8 @@ class _Completion(ctypes.Structure):
 
 class _Key(ctypes.Structure):
     _fields_ = [("device_index", ctypes.c_uint32),
-                ("page_shift", ctypes.c_uint32), ("lkey", ctypes.c_uint32),
-                ("rkey", ctypes.c_uint32), ("iova", ctypes.c_uint64),
+                ("page_shift", ctypes.c_uint32), ("mrs", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint32), ("iova", ctypes.c_uint64),
                 ("length", ctypes.c_uint64)]
 
 
@@ -317,19 +317,19 @@ def _raise(ret, err):
 
 
 class Key:
-    """One MR of a registration on one device."""
+    """A registration on one device: its range, and the page size and
+    number of the MRs an export of it makes there (REGISTER makes none)."""
 
-    __slots__ = ("device_index", "page_shift", "lkey", "rkey", "iova",
-                 "length")
+    __slots__ = ("device_index", "page_shift", "mrs", "iova", "length")
 
     def __init__(self, k):
         for name in self.__slots__:
             setattr(self, name, getattr(k, name))
 
     def __repr__(self):
-        return ("Key(device=%d, lkey=%#x, rkey=%#x, iova=%#x, length=%d, "
-                "page_shift=%d)" % (self.device_index, self.lkey, self.rkey,
-                                    self.iova, self.length, self.page_shift))
+        return ("Key(device=%d, iova=%#x, length=%d, page_shift=%d, "
+                "mrs=%d)" % (self.device_index, self.iova, self.length,
+                             self.page_shift, self.mrs))
 
 
 class Device:

@@ -13,20 +13,27 @@
 
 #include "kvreg.h"
 
-/* The first path: right after a head of this header's size. */
-static inline struct kvreg_desc_path *kvt_desc_path(uint8_t *desc)
+static inline const struct kvreg_desc_head *kvt_desc_head(const uint8_t *d)
 {
-	return (struct kvreg_desc_path *)(desc +
-					  sizeof(struct kvreg_desc_head));
+	return (const struct kvreg_desc_head *)d;
 }
 
-static inline struct kvreg_desc_chunk *kvt_desc_chunks(uint8_t *desc)
+/*
+ * The first path and its chunks, writable so that a test can forge them
+ * (kvt_reseal() then), from a descriptor it may hold as const.
+ */
+static inline struct kvreg_desc_path *kvt_desc_path(const uint8_t *desc)
 {
-	const struct kvreg_desc_head *h = (const struct kvreg_desc_head *)desc;
+	return (struct kvreg_desc_path *)(uintptr_t)(desc +
+		kvt_desc_head(desc)->head_size);
+}
 
-	return (struct kvreg_desc_chunk *)(desc + h->head_size +
-					   h->nr_paths *
-					   sizeof(struct kvreg_desc_path));
+static inline struct kvreg_desc_chunk *kvt_desc_chunks(const uint8_t *desc)
+{
+	const struct kvreg_desc_head *h = kvt_desc_head(desc);
+
+	return (struct kvreg_desc_chunk *)(uintptr_t)(desc + h->head_size +
+		h->nr_paths * sizeof(struct kvreg_desc_path));
 }
 
 /* FNV-1a over all @size bytes, the checksum field taken as zero. */

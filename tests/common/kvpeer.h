@@ -14,6 +14,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "kvdesc.h"
 #include "kvtest.h"
 
 struct kvt_peer {
@@ -23,24 +24,6 @@ struct kvt_peer {
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 };
-
-static inline const struct kvreg_desc_head *kvt_desc_head(const uint8_t *d)
-{
-	return (const struct kvreg_desc_head *)d;
-}
-
-static inline const struct kvreg_desc_path *kvt_desc_path(const uint8_t *d)
-{
-	return (const struct kvreg_desc_path *)(d + kvt_desc_head(d)->head_size);
-}
-
-/* The first path's chunks. */
-static inline const struct kvreg_desc_chunk *kvt_desc_chunks(const uint8_t *d)
-{
-	return (const struct kvreg_desc_chunk *)
-		(d + kvt_desc_head(d)->head_size +
-		 kvt_desc_head(d)->nr_paths * sizeof(struct kvreg_desc_path));
-}
 
 static inline enum rdma_cm_event_type kvt_peer_event(struct kvt_peer *p,
 						     struct kvreg_cm_rej *rej)

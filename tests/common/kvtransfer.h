@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /*
- * Register two buffers, move bytes between them over RDMA with the keys
- * kvreg returned, and check every byte that should move did, and that the
- * bytes around each range did not.
+ * Register two buffers, move bytes between them (by CPU copy, then by RDMA
+ * through an export of one), and check every byte that should move did,
+ * and that the bytes around each range did not.
  */
 #ifndef KVTRANSFER_H
 #define KVTRANSFER_H
 
+#include <endian.h>
+
+#include "kvdesc.h"
 #include "kvtest.h"
 
 static inline uint64_t kvt_span_pages(const void *p, uint64_t len)
@@ -27,49 +30,49 @@ static inline uint64_t kvt_span_pages(const void *p, uint64_t len)
 /* Whatever the memory gives: the keys only have to tile the buffer. */
 #define KVT_ANY_PAGES	2
 
-/* Keys of one device must tile [addr, addr+len) in order, one page size. */
+/*
+ * The key of device @dev: one, over [addr, addr + len), with no lkey or
+ * rkey (REGISTER makes no MR), and the page size an export's MRs take
+ * there as @want_shift says. Returns how many MRs an export makes there.
+ */
 static inline unsigned int kvt_check_keys(const struct kvreg_mr *mr,
 					  const void *addr, uint64_t len,
 					  uint32_t dev, uint32_t want_shift)
 {
-	unsigned int n, i, count = 0;
+	unsigned int n, i, found = 0, mrs = 0;
 	const struct kvreg_key *k = kvreg_mr_keys(mr, &n);
-	uint64_t next = (uintptr_t)addr;
-	uint32_t shift = 0;
 
 	for (i = 0; i < n; i++) {
 		if (k[i].device_index != dev)
 			continue;
+		found++;
 		if (want_shift == KVT_BASE_PAGES)
 			CHECK(k[i].page_shift >= 12 && k[i].page_shift < 21,
-			      "device %u key %u page_shift %u, want base "
-			      "pages", dev, i, k[i].page_shift);
+			      "device %u page_shift %u, want base pages", dev,
+			      k[i].page_shift);
 		else if (want_shift == KVT_ANY_PAGES)
 			CHECK(k[i].page_shift >= 12 && k[i].page_shift <= 30,
-			      "device %u key %u page_shift %u", dev, i,
-			      k[i].page_shift);
+			      "device %u page_shift %u", dev, k[i].page_shift);
 		else if (want_shift == KVT_HUGE_PAGES)
 			CHECK(k[i].page_shift >= 21 && k[i].page_shift <= 30,
-			      "device %u key %u page_shift %u, want huge "
-			      "pages", dev, i, k[i].page_shift);
+			      "device %u page_shift %u, want huge pages", dev,
+			      k[i].page_shift);
 		else
 			CHECK(k[i].page_shift == want_shift,
-			      "device %u key %u page_shift %u, want %u", dev,
-			      i, k[i].page_shift, want_shift);
-		CHECK(!shift || k[i].page_shift == shift,
-		      "device %u keys of page shifts %u and %u", dev, shift,
-		      k[i].page_shift);
-		shift = k[i].page_shift;
-		CHECK(k[i].iova == next, "key %u iova %#llx, want %#llx", i,
-		      (unsigned long long)k[i].iova, (unsigned long long)next);
-		CHECK(k[i].rkey && k[i].lkey, "key %u has a zero key", i);
-		next += k[i].length;
-		count++;
+			      "device %u page_shift %u, want %u", dev,
+			      k[i].page_shift, want_shift);
+		CHECK(k[i].iova == (uintptr_t)addr && k[i].length == len,
+		      "device %u key over %#llx+%llu, want %p+%llu", dev,
+		      (unsigned long long)k[i].iova,
+		      (unsigned long long)k[i].length, addr,
+		      (unsigned long long)len);
+		CHECK(k[i].mrs >= 1 && !k[i].reserved,
+		      "device %u key: %u MRs for an export, reserved %u", dev,
+		      k[i].mrs, k[i].reserved);
+		mrs = k[i].mrs;
 	}
-	CHECK(next == (uintptr_t)addr + len, "keys of device %u cover %llu of %llu bytes",
-	      dev, (unsigned long long)(next - (uintptr_t)addr),
-	      (unsigned long long)len);
-	return count;
+	CHECK(found == 1, "%u keys on device %u, want 1", found, dev);
+	return mrs;
 }
 
 static inline void kvt_xfer(struct kvreg *kv, enum kvreg_transfer_op op,
@@ -83,25 +86,29 @@ static inline void kvt_xfer(struct kvreg *kv, enum kvreg_transfer_op op,
 				&err), &err);
 }
 
-/* Offsets worth crossing: page, huge page and MR chunk boundaries, ends. */
-static inline unsigned int kvt_edge_offsets(const struct kvreg_mr *mr,
-					    uint64_t len, uint64_t *out,
-					    unsigned int max, uint64_t width)
+/*
+ * Offsets worth crossing: page and huge page boundaries, the ends, and
+ * with @desc (an export's descriptor) its first chunk boundaries, where
+ * the remote side goes from one MR to the next.
+ */
+static inline unsigned int kvt_edge_offsets(uint8_t *desc, uint64_t len,
+					    uint64_t *out, unsigned int max,
+					    uint64_t width)
 {
 	const uint64_t cands[] = { 0, SZ_4K - 3, SZ_4K, 2 * SZ_4K - 1,
 				   SZ_2M - 5, SZ_2M + SZ_4K - 2 };
-	unsigned int n = 0, i, nkeys;
-	const struct kvreg_key *k = kvreg_mr_keys(mr, &nkeys);
-	uintptr_t base = k ? k[0].iova : 0;
+	unsigned int n = 0, i;
+	uint64_t at = 0;
 
 	for (i = 0; i < sizeof(cands) / sizeof(cands[0]) && n < max; i++)
 		if (cands[i] + width <= len)
 			out[n++] = cands[i];
-	/* Straddle the first two chunk boundaries of a split registration. */
-	for (i = 1; i < nkeys && i < 3 && n < max; i++)
-		if (k[i].device_index == k[0].device_index &&
-		    k[i].iova - base >= 4 && k[i].iova - base - 4 + width <= len)
-			out[n++] = k[i].iova - base - 4;
+	for (i = 0; desc && i < 2 && n < max &&
+	     i + 1 < le32toh(kvt_desc_path(desc)->nr_chunks); i++) {
+		at += le64toh(kvt_desc_chunks(desc)[i].length);
+		if (at >= 4 && at - 4 + width <= len)
+			out[n++] = at - 4;
+	}
 	if (n < max && len >= width)
 		out[n++] = len - width;
 	return n;
@@ -155,11 +162,14 @@ static inline const char *kvt_addr_of(struct kvreg *kv, uint32_t dev,
  * @mr exported on an endpoint of @kv on device @dev and imported back by
  * @kv, for RDMA in one process; kvreg_unlisten(*@ep) revokes it.
  */
+static uint8_t kvt_self_desc[16384];
+
+/* The descriptor of the last kvt_self_import() is in kvt_self_desc. */
 static inline struct kvreg_remote *kvt_self_import(struct kvreg *kv,
 						   const struct kvreg_mr *mr,
 						   uint32_t dev, uint64_t *ep)
 {
-	static uint8_t desc[16384];
+	uint8_t *desc = kvt_self_desc;
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	char addr[32];
@@ -167,19 +177,21 @@ static inline struct kvreg_remote *kvt_self_import(struct kvreg *kv,
 
 	CHECK_OK(kvreg_listen(kv, kvt_addr_of(kv, dev, addr, sizeof(addr)), 0,
 			      ep, NULL, &err), &err);
-	CHECK_OK(kvreg_export(kv, *ep, mr, desc, sizeof(desc), &size, &err),
+	CHECK_OK(kvreg_export(kv, *ep, mr, desc, sizeof(kvt_self_desc), &size,
+			      &err),
 		 &err);
 	CHECK_OK(kvreg_import(kv, desc, size, 0, &r, &err), &err);
 	return r;
 }
 
 /*
- * The MRs' turn: a TRANSFER between two registrations is a CPU copy,
- * which proves the pins but no MR. So @mb is exported and imported back,
- * and the same edges are crossed by RDMA: @ma's MRs as the local side
- * (read by a WRITE, landed in by a READ), @mb's export MRs, built from the
- * same plan, as the remote one. A page list out of order or an MR
- * boundary off by a page moves the wrong bytes here.
+ * The mappings' turn: a TRANSFER between two registrations is a CPU copy,
+ * which proves the pins but not what the devices see. So @mb is exported
+ * and imported back, and the edges are crossed by RDMA: @ma's DMA runs
+ * as the local side's scatter entries (read by a WRITE, landed in by a
+ * READ), @mb's export MRs as the remote one, their chunk boundaries
+ * among the edges. A run out of order, an entry off by a page or an MR
+ * boundary off by one moves the wrong bytes here.
  */
 static inline void kvt_rdma_roundtrip(struct kvreg *kv, uint8_t *a,
 				      uint8_t *b, const struct kvreg_mr *ma,
@@ -202,7 +214,7 @@ static inline void kvt_rdma_roundtrip(struct kvreg *kv, uint8_t *a,
 
 	kvt_fill(a, len, 0xE5);
 	memset(b, 0, len);
-	n = kvt_edge_offsets(ma, len, offs, 16, width);
+	n = kvt_edge_offsets(kvt_self_desc, len, offs, 16, width);
 	for (i = 0; i < n; i++)
 		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, ma, offs[i],
 					       r, offs[i], width, &err), &err);
@@ -246,8 +258,8 @@ static inline void kvt_roundtrip_pins(struct kvreg *kv, uint8_t *a,
 				&mb, &err), &err);
 	n = kvt_check_keys(ma, a, len, dev, want_shift);
 	kvt_check_keys(mb, b, len, dev, want_shift);
-	printf("registered 2 x %llu bytes on device %u: %u MR(s) each, "
-	       "page shift %u\n", (unsigned long long)len, dev, n,
+	printf("registered 2 x %llu bytes on device %u: %u MR(s) each to "
+	       "export, page shift %u\n", (unsigned long long)len, dev, n,
 	       kvreg_mr_keys(ma, &i)[0].page_shift);
 	if (kernel_pins < 0)
 		kernel_pins = kvt_expected_pins(a, len) +
@@ -262,7 +274,7 @@ static inline void kvt_roundtrip_pins(struct kvreg *kv, uint8_t *a,
 	/* Small ranges across every edge; their neighbours stay zero. */
 	kvt_fill(a, len, 0xB2);
 	memset(b, 0, len);
-	n = kvt_edge_offsets(ma, len, offs, 16, width);
+	n = kvt_edge_offsets(NULL, len, offs, 16, width);
 	for (i = 0; i < n; i++)
 		kvt_xfer(kv, KVREG_OP_WRITE, dev, ma, offs[i], mb, offs[i],
 			 width);

@@ -75,14 +75,14 @@ int main(void)
 	if (ret)
 		return fail("register staging", &err, ret);
 	keys = kvreg_mr_keys(pool_mr, &nkeys);
-	printf("KV pool: %lu MiB of hugetlb memory at %p, registered once on "
-	       "%u device(s):\n", POOL_BYTES >> 20, (void *)pool, ndev);
+	printf("KV pool: %lu MiB of hugetlb memory at %p, pinned once and "
+	       "mapped on %u device(s), no MR made:\n", POOL_BYTES >> 20,
+	       (void *)pool, ndev);
 	for (i = 0; i < nkeys; i++)
-		printf("  device %u  lkey %#010x  rkey %#010x  iova %#llx  "
-		       "length %llu  MR page %u KiB\n", keys[i].device_index,
-		       keys[i].lkey, keys[i].rkey,
+		printf("  device %u  addr %#llx  length %llu  an export's MRs "
+		       "there: %u of %u KiB pages\n", keys[i].device_index,
 		       (unsigned long long)keys[i].iova,
-		       (unsigned long long)keys[i].length,
+		       (unsigned long long)keys[i].length, keys[i].mrs,
 		       (1U << keys[i].page_shift) >> 10);
 	show_stats(kv, "after registering:");
 

@@ -216,6 +216,7 @@ int main(void)
 	      (unsigned long long)feat.features);
 	CHECK(kvreg_has_feature(kv, KVREG_FEATURE_FILE_PD) &&
 	      kvreg_has_feature(kv, KVREG_FEATURE_RAILS) &&
+	      kvreg_has_feature(kv, KVREG_FEATURE_REGISTER_NO_MR) &&
 	      !kvreg_has_feature(kv, 1ULL << 63), "kvreg_has_feature");
 	feat.flags = 1;
 	feat.error = (uintptr_t)&e;

@@ -219,7 +219,7 @@ static void check_too_many_pieces(struct kvreg *kv, struct kvt_exporter *x,
 	uint8_t *small;
 	size_t size;
 
-	small = forge(x, 1, 64, &size);
+	small = forge(x, 1, KVREG_OP_MAX_PIECES + 1, &size);
 	CHECK_OK(kvreg_import(kv, small, size, 0, &r, &err), &err);
 	kvreg_op_prep(&op, KVREG_OP_WRITE, local, 0, r, 0, len, 1);
 	CHECK_FAILS(kvreg_submit(kv, &op, 1, &acc, &err), &err, E2BIG,

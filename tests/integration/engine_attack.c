@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
  * An unprivileged local verbs user against kvreg's engines, the kernel RC
- * QPs connected to themselves that fast-register MRs and move a file's
- * bytes between its own registrations. `rdma res show qp` gives any user
+ * QPs connected to themselves that fast-register exports' MRs. `rdma res show qp` gives any user
  * their QP numbers and expected PSNs, and rxe loops a user QP aimed at
  * the host's own GID back to them, so an engine that took remote RDMA
  * would let the user WRITE into and READ from another process's memory
  * with its rkey (or a guess at it: an index plus 8 bits).
  *
- * The victim (root) registers a pool and exports it; the attacker (uid
- * 65534, its own PD and QPs, libibverbs alone) aims RDMA WRITE and READ
- * at every engine on rxe0 with the victim's real rkeys and iovas, its
- * file's and its export's, then with guessed keys. Between rounds the
- * victim registers (its file's engine fast-registers), unexports and
- * exports again (the export's engine, which the UNEXPORT left to the
+ * The victim (root) registers a pool (no MR, no engine) and exports it
+ * through two endpoints; the attacker (uid 65534, its own PD and QPs,
+ * libibverbs alone) aims RDMA WRITE and READ at every engine on rxe0 with
+ * the victim's real rkeys and iovas, both exports', then with guessed
+ * keys. Between rounds the victim unexports and exports again through
+ * each endpoint (the export's engine, which the UNEXPORT left to the
  * next export, fast-registers the new keys, given to the attacker for
  * the next round) and, once, rekeys. No attack may land or read a byte,
  * and the victim's transfers keep working.
@@ -368,7 +367,7 @@ static void export_key(struct kvreg *kv, uint64_t ep, struct kvreg_mr *mr,
 	*rkey = c->rkey;
 }
 
-/* The victim's own bytes still move through its engine, both ways. */
+/* The victim's own bytes still move between its registrations. */
 static void own_transfer(struct kvreg *kv, uint32_t dev, struct kvreg_mr *src,
 			 uint8_t *s, struct kvreg_mr *dst, uint8_t *d,
 			 uint32_t seed)
@@ -390,18 +389,18 @@ static void own_transfer(struct kvreg *kv, uint32_t dev, struct kvreg_mr *src,
 int main(void)
 {
 	struct kvreg_device_info devs[KVREG_MAX_DEVICES];
-	struct kvreg_mr *victim, *src, *dst, *fresh;
-	uint8_t *v, *s, *d, *f;
+	struct kvreg_mr *victim, *src, *dst;
+	uint8_t *v, *s, *d;
 	uint32_t status[32] = {}, tries = 0, recoveries = 0, i;
 	struct kvtr_event ev;
 	FILE *tf;
 	int cmd[2], res[2], wstatus;
 	struct kvreg_error err;
-	const struct kvreg_key *key;
+	struct engine e[MAX_ENGINES];
 	struct kvreg *kv;
 	struct tally t;
 	struct keys k;
-	uint64_t ep;
+	uint64_t ep[2];
 	uint32_t dev, r;
 	pid_t pid;
 
@@ -424,7 +423,6 @@ int main(void)
 	v = kvt_map_anon(LEN);
 	s = kvt_map_anon(LEN);
 	d = kvt_map_anon(LEN);
-	f = kvt_map_anon(SZ_4K);
 	kvt_fill(v, LEN, SEED_VICTIM);
 	CHECK_OK(kvreg_register(kv, v, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
 				&victim, &err), &err);
@@ -432,12 +430,16 @@ int main(void)
 				&src, &err), &err);
 	CHECK_OK(kvreg_register(kv, d, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
 				&dst, &err), &err);
-	key = kvreg_mr_key_at(victim, dev, 0);
-	CHECK(key, "the victim's key");
-	k.iova[0] = key->iova;
-	k.rkey[0] = key->rkey;
-	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
-	export_key(kv, ep, victim, &k.iova[1], &k.rkey[1]);
+	/*
+	 * REGISTER made no MR and no engine: the victim's keys are those of
+	 * its exports through two endpoints, each in its own PD with its
+	 * own engine.
+	 */
+	CHECK(!list_engines(e, "[kvreg]", 0), "REGISTER made an engine");
+	for (i = 0; i < 2; i++) {
+		CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep[i], NULL, &err), &err);
+		export_key(kv, ep[i], victim, &k.iova[i], &k.rkey[i]);
+	}
 
 	kvtr_start("kvreg_engine_retry");
 	for (r = 0; r < ROUNDS; r++) {
@@ -449,7 +451,7 @@ int main(void)
 			status[i] += t.status[i];
 		tries += t.tries;
 		CHECK(t.engines == 2,
-		      "round %u: the file's and the export's engines on rxe0, %u seen",
+		      "round %u: the two exports' engines on rxe0, %u seen",
 		      r, t.engines);
 		CHECK(!t.landed, "round %u: %u WRITEs through an engine completed",
 		      r, t.landed);
@@ -458,18 +460,19 @@ int main(void)
 		CHECK(kvt_mismatch(v, 0, LEN, SEED_VICTIM, 0) < 0,
 		      "round %u: the victim's bytes changed", r);
 		/*
-		 * Both engines fast-register: one left in error by the attack
-		 * is connected again, new PSNs listed for the next round.
-		 * Neither moves data, which would leave its listed PSN behind.
+		 * Both engines fast-register the exports made again: one left
+		 * in error by the attack is connected again, new PSNs listed
+		 * for the next round, new keys given to the attacker. Neither
+		 * moves data, which would leave its listed PSN behind.
 		 */
-		CHECK_OK(kvreg_register(kv, f, SZ_4K, KVREG_ACCESS_ALL,
-					1ULL << dev, &fresh, &err), &err);
-		CHECK_OK(kvreg_deregister(kv, fresh, &err), &err);
-		CHECK_OK(kvreg_unexport(kv, ep, victim, &err), &err);
-		export_key(kv, ep, victim, &k.iova[1], &k.rkey[1]);
+		for (i = 0; i < 2; i++) {
+			CHECK_OK(kvreg_unexport(kv, ep[i], victim, &err),
+				 &err);
+			export_key(kv, ep[i], victim, &k.iova[i], &k.rkey[i]);
+		}
 		if (r == REKEY_ROUND) {
-			CHECK_OK(kvreg_rekey(kv, ep, &err), &err);
-			printf("round %u: the endpoint was rekeyed\n", r);
+			CHECK_OK(kvreg_rekey(kv, ep[0], &err), &err);
+			printf("round %u: an endpoint was rekeyed\n", r);
 		}
 	}
 	printf("%u attacks in %u rounds at two engines; completions:", tries,
@@ -500,7 +503,8 @@ int main(void)
 	close(cmd[1]);
 	CHECK(waitpid(pid, &wstatus, 0) == pid && WIFEXITED(wstatus) &&
 	      WEXITSTATUS(wstatus) == T_PASS, "the attacker failed");
-	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
+	CHECK_OK(kvreg_unlisten(kv, ep[0], &err), &err);
+	CHECK_OK(kvreg_unlisten(kv, ep[1], &err), &err);
 	CHECK_OK(kvreg_deregister(kv, dst, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, src, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, victim, &err), &err);

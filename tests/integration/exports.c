@@ -5,16 +5,19 @@
  * both sides:
  *  - a descriptor of registration X, rewritten (checksum recomputed) to
  *    the rkey and iova of Y (same file, REMOTE_READ and REMOTE_WRITE,
- *    never exported) or of Z (another file of the same process): WRITE
- *    and READ are refused with REMOTE_ACCESS, Y and Z unchanged;
+ *    exported through another endpoint) or of Z (another file of the
+ *    same process, exported through its own): WRITE and READ are refused
+ *    with REMOTE_ACCESS, Y and Z unchanged (REGISTER makes no MR, so
+ *    only an export's keys exist to aim at);
  *  - a descriptor of Y exported through a second endpoint of the same
  *    file, rewritten to X's keys (exported through the first only):
  *    refused, X unchanged;
  *  - 256 guesses at the rkeys next to X's, aimed at Y and Z, from 16
  *    importers at once: all refused;
  *  - a plain librdmacm listener that a kvreg importer connects to WRITEs
- *    and READs the importer's registration with its real keys: refused
- *    by the importer's QP, its bytes unchanged and not leaked;
+ *    and READs the importer's registration with the real keys of its
+ *    export: refused by the importer's QP, its bytes unchanged and not
+ *    leaked;
  *  - after UNEXPORT, REKEY, UNLISTEN, DEREGISTER and the exporter's
  *    close, a peer that kept the old descriptor or its connection gets a
  *    named reason, the memory is unchanged and a READ brings nothing
@@ -56,8 +59,8 @@ struct ctl {
 	uint8_t desc[DESC_MAX];
 	size_t desc2_size;		/* Y, through a second endpoint */
 	uint8_t desc2[DESC_MAX];
-	struct key y, z;		/* the exporter's, never exported */
-	struct key victim;		/* the importer's own registration */
+	struct key y, z;		/* the exporter's, exported elsewhere */
+	struct key victim;		/* the importer's own, exported */
 	uint16_t evil_port;
 	int evil_status[2];		/* the hostile peer's WRITE, READ */
 	int evil_leaked;		/* its READ brought the victim's bytes */
@@ -75,14 +78,23 @@ struct exporter_arg {
 	uint32_t dev;
 };
 
-static struct key key_of(const struct kvreg_mr *mr, uint32_t dev)
+/*
+ * A registration has no key until it is exported: the first chunk's of
+ * @mr exported through a new endpoint of @kv (in *@ep), a real MR in
+ * that export's own PD, which stays until the endpoint goes.
+ */
+static struct key key_of(struct kvreg *kv, struct kvreg_mr *mr, uint64_t *ep)
 {
-	const struct kvreg_key *k = kvreg_mr_key_at(mr, dev, 0);
+	static uint8_t desc[DESC_MAX];
+	struct kvreg_error err;
 	struct key out;
+	size_t size;
 
-	CHECK(k, "no key on device %u", dev);
-	out.iova = k->iova;
-	out.rkey = k->rkey;
+	CHECK_OK(kvreg_listen(kv, ADDR, 0, ep, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, *ep, mr, desc, sizeof(desc), &size, &err),
+		 &err);
+	out.iova = le64toh(kvt_desc_chunks(desc)[0].iova);
+	out.rkey = le32toh(kvt_desc_chunks(desc)[0].rkey);
 	return out;
 }
 
@@ -114,8 +126,8 @@ static void exporter(void *arg)
 				&y, &err), &err);
 	CHECK_OK(kvreg_register(kv2, zbuf, VLEN, KVREG_ACCESS_ALL,
 				1ULL << dev, &z, &err), &err);
-	ctl->y = key_of(y, dev);
-	ctl->z = key_of(z, dev);
+	ctl->y = key_of(kv, y, &ep);
+	ctl->z = key_of(kv2, z, &ep);
 	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
 	export_x(kv, ep, x);
 	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep2, NULL, &err), &err);
@@ -420,6 +432,7 @@ static void check_importer(struct kvreg *kv, uint32_t dev)
 	struct kvreg_error err;
 	struct kvreg_mr *mr;
 	struct kvt_child evil;
+	uint64_t victim_ep;
 	size_t n;
 	int round;
 
@@ -427,7 +440,7 @@ static void check_importer(struct kvreg *kv, uint32_t dev)
 	kvt_fill(victim, VLEN, 0xA5);
 	CHECK_OK(kvreg_register(kv, victim, VLEN, KVREG_ACCESS_ALL,
 				1ULL << dev, &mr, &err), &err);
-	ctl->victim = key_of(mr, dev);
+	ctl->victim = key_of(kv, mr, &victim_ep);
 	evil = kvt_spawn(evil_peer, NULL, 'r');
 	/* It names the hostile listener; its keys do not matter. */
 	n = kvt_desc_to(desc, ADDR, ctl->evil_port);
@@ -445,6 +458,7 @@ static void check_importer(struct kvreg *kv, uint32_t dev)
 	      "the importer's QP answered an RDMA READ");
 	CHECK(kvt_mismatch(victim, 0, VLEN, 0xA5, 0) < 0,
 	      "the importer's registration changed");
+	CHECK_OK(kvreg_unlisten(kv, victim_ep, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 	munmap(victim, VLEN);
 	printf("a node the importer connected to, with the importer's real "

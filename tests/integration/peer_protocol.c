@@ -6,8 +6,8 @@
  * immediate data, a SEND with Invalidate, one per connection. The
  * importer posts no receive (wire version 2), so none of them lands: each
  * ends at the hostile side in RNR, its retries spent, and the
- * Invalidate, which names a registration of the importer's own, leaves
- * it valid: bytes still move through it. Under version 1 the importer
+ * Invalidate, which names the key of an export of the importer's own,
+ * leaves it valid: bytes still move through it. Under version 1 the importer
  * kept receives for a keepalive SEND, rxe took the Invalidate into one
  * (and invalidated the key before kvreg saw the completion), and the
  * first SEND here completed with success.
@@ -29,7 +29,7 @@
 #define ADDR		"192.0.2.1"
 #define ROUNDS		3
 #define LEN		(4 * SZ_4K)
-/* The named registration's rkey, set before the exporter forks. */
+/* The named export's rkey, set before the exporter forks. */
 static uint32_t named_rkey;
 
 static const char *const what[ROUNDS] = {
@@ -148,9 +148,10 @@ int main(void)
 	char byte;
 	struct kvreg *kv = kvt_open();
 	struct kvreg_mr *a, *b, *c;
-	struct kvreg_remote *rem;
+	struct kvreg_remote *rem, *rc;
 	struct kvreg_error err;
 	static uint8_t desc[256];
+	uint64_t ep;
 	int end;
 	uint8_t *pa, *pb, *pc;
 	uint16_t port;
@@ -164,7 +165,9 @@ int main(void)
 	pc = kvt_map_anon(SZ_4K);
 	CHECK_OK(kvreg_register(kv, pc, SZ_4K, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &c, &err), &err);
-	named_rkey = kvreg_mr_key_at(c, devs[0].index, 0)->rkey;
+	/* REGISTER makes no key: the one named is c's export's, a real MR. */
+	rc = kvt_self_import(kv, c, devs[0].index, &ep);
+	named_rkey = le32toh(kvt_desc_chunks(kvt_self_desc)[0].rkey);
 	CHECK(!pipe(port_pipe) && !pipe(ends_pipe) && !pipe(ready_pipe) &&
 	      !pipe(go_pipe), "pipe");
 	pid = fork();
@@ -205,12 +208,14 @@ int main(void)
 
 	/* The key the Invalidate named is still valid: bytes move to it. */
 	kvt_fill(pa, SZ_4K, 0x5a);
-	CHECK_OK(kvreg_transfer(kv, KVREG_OP_WRITE, devs[0].index, a, 0, c, 0,
-				SZ_4K, &err), &err);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, a, 0, rc, 0, SZ_4K,
+				       &err), &err);
 	CHECK(kvt_mismatch(pc, 0, SZ_4K, 0x5a, 0) < 0,
 	      "the bytes through the key the Invalidate named");
+	CHECK_OK(kvreg_unimport(kv, rc, &err), &err);
+	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
 
-	/* The importer's own keys are untouched: its bytes move. */
+	/* The importer's own registrations are untouched: bytes move. */
 	kvt_fill(pa, LEN, 0x61);
 	CHECK_OK(kvreg_transfer(kv, KVREG_OP_WRITE, devs[0].index, a, 0, b, 0,
 				LEN, &err), &err);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
  * iproute2's `rdma res show mr` shows kvreg's MRs as the administrator
- * expects: one line per MR of a registration, owned by [kvreg], with the
- * MR's keys and the length it covers; gone after deregistration.
+ * expects: none for a registration (REGISTER makes no MR), one line per
+ * MR of an export, owned by [kvreg], with the descriptor's rkeys and the
+ * lengths its chunks cover; gone once the export is revoked.
  */
 #include "kvtest.h"
 #include "kvtransfer.h"
@@ -58,10 +59,12 @@ int main(void)
 	const uint64_t len = 3 * SZ_2M + 5 * SZ_4K;
 	struct res_mr listed[256];
 	struct kvreg *kv = kvt_open();
-	const struct kvreg_key *k;
+	const struct kvreg_desc_chunk *c;
 	struct kvreg_mr *ma, *mb;
+	struct kvreg_remote *r;
 	struct kvreg_error err;
-	unsigned int nkeys, before, n, i, mine = 0;
+	unsigned int chunks, before, n, i, mine = 0;
+	uint64_t ep;
 	unsigned long long sum = 0;
 	uint8_t *a, *b;
 
@@ -71,7 +74,7 @@ int main(void)
 		kvt_skip("no rdma tool (iproute2)");
 	before = res_show_mr(devs[0].name, listed, 256);
 
-	/* Scattered pages: several MRs on the device. */
+	/* Scattered pages: an export takes several MRs on the device. */
 	a = kvt_map_anon_scattered(len);
 	b = kvt_map_anon(len);
 	kvt_fill(a, len, 0x3c);
@@ -85,24 +88,45 @@ int main(void)
 	      (long long)kvt_mismatch(b, 0, len, 0x3c, 0));
 
 	n = res_show_mr(devs[0].name, listed, 256);
-	CHECK(n <= 256, "%u MRs listed", n);
-	k = kvreg_mr_keys(ma, &nkeys);
-	for (i = 0; i < nkeys; i++) {
-		const struct res_mr *m = find_rkey(listed, n, k[i].rkey);
+	CHECK(n == before, "%u kvreg MRs listed after two REGISTERs and a "
+	      "copy, %u before: REGISTER made MRs", n, before);
 
-		CHECK(m, "key %u (rkey %#x) is not in rdma res show mr", i,
-		      k[i].rkey);
-		CHECK(m->lkey == k[i].lkey && m->mrlen == k[i].length,
-		      "rkey %#x: lkey %#x mrlen %llu, want %#x %llu", m->rkey,
-		      m->lkey, m->mrlen, k[i].lkey,
-		      (unsigned long long)k[i].length);
+	/* Exported: its MRs are the descriptor's chunks, and listed. */
+	r = kvt_self_import(kv, ma, devs[0].index, &ep);
+	n = res_show_mr(devs[0].name, listed, 256);
+	CHECK(n <= 256, "%u MRs listed", n);
+	chunks = le32toh(kvt_desc_path(kvt_self_desc)->nr_chunks);
+	c = kvt_desc_chunks(kvt_self_desc);
+	for (i = 0; i < chunks; i++) {
+		const struct res_mr *m = find_rkey(listed, n,
+						   le32toh(c[i].rkey));
+
+		CHECK(m, "chunk %u (rkey %#x) is not in rdma res show mr", i,
+		      le32toh(c[i].rkey));
+		CHECK(m->mrlen == le64toh(c[i].length),
+		      "rkey %#x: mrlen %llu, want %llu", m->rkey, m->mrlen,
+		      (unsigned long long)le64toh(c[i].length));
 		sum += m->mrlen;
 		mine++;
 	}
-	CHECK(mine > 1 && sum == len, "%u MRs cover %llu of %llu bytes",
-	      mine, sum, (unsigned long long)len);
-	printf("rdma res show mr: %u of kvreg's MRs, %llu bytes in all, as "
-	       "registered\n", mine, sum);
+	CHECK(mine > 1 && sum == len && n == before + mine &&
+	      mine == kvreg_mr_key_at(ma, devs[0].index, 0)->mrs,
+	      "%u MRs cover %llu of %llu bytes, %u listed (%u before), the "
+	      "key said %u", mine, sum, (unsigned long long)len, n, before,
+	      kvreg_mr_key_at(ma, devs[0].index, 0)->mrs);
+	memset(b, 0, len);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, mb, 0, r, 0, len,
+				       &err), &err);
+	CHECK(kvt_mismatch(b, 0, len, 0x3c, 0) < 0, "READ mismatch at %lld",
+	      (long long)kvt_mismatch(b, 0, len, 0x3c, 0));
+	printf("rdma res show mr: no MR of two registrations; %u of their "
+	       "export, %llu bytes in all, as the descriptor says\n", mine,
+	       sum);
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
+	n = res_show_mr(devs[0].name, listed, 256);
+	CHECK(n == before, "%u kvreg MRs listed after UNLISTEN, %u before",
+	      n, before);
 
 	CHECK_OK(kvreg_deregister(kv, ma, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mb, &err), &err);

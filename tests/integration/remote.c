@@ -6,7 +6,8 @@
  * every MR boundary and the first and last byte. Then every way it can be
  * refused, each with its own reason: bad descriptors, a wrong secret, no
  * listener, an address nobody answers, a range outside either side, a
- * third process's rkey through the exporter's connection (isolation), a
+ * third process's export's rkey through the exporter's connection
+ * (isolation), a
  * deregistered region, the exporter killed with SIGKILL. Connect/close
  * cycles leave no QP or cm_id behind, as 'rdma res' counts them.
  */
@@ -76,22 +77,26 @@ static void exporter(void *arg)
 	}
 }
 
-/* A third process: a registration nobody exported, and its key. */
+/* A third process: a registration exported through its own endpoint. */
 static void third(void *arg)
 {
 	uint8_t *mem = ((struct child_arg *)arg)->mem;
 	uint32_t dev = ((struct child_arg *)arg)->dev;
 	struct kvreg *kv = kvt_open();
-	const struct kvreg_key *k;
+	static uint8_t desc[DESC_MAX];
 	struct kvreg_error err;
 	struct kvreg_mr *mr;
+	uint64_t ep;
+	size_t size;
 
 	CHECK_OK(kvreg_register(kv, mem, SZ_4K, KVREG_ACCESS_ALL, 1ULL << dev,
 				&mr, &err), &err);
-	k = kvreg_mr_key_at(mr, dev, 0);
-	CHECK(k, "no key");
-	ctl->third_iova = k->iova;
-	ctl->third_rkey = k->rkey;
+	/* REGISTER makes no MR: the key is that of its own export. */
+	CHECK_OK(kvreg_listen(kv, ADDR, 0, &ep, NULL, &err), &err);
+	CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &size, &err),
+		 &err);
+	ctl->third_iova = kvt_desc_chunks(desc)[0].iova;
+	ctl->third_rkey = kvt_desc_chunks(desc)[0].rkey;
 	kvt_send_byte(kvt_me.ack, 't');
 	kvt_recv_byte(kvt_me.cmd);
 	kvreg_close(kv);

@@ -73,12 +73,16 @@ static void submit_all(struct kvreg *kv, struct kvreg_op *ops,
 	while (done < n) {
 		ret = kvreg_submit(kv, ops + done, n - done, &acc, &err);
 		if (ret == -EAGAIN) {
+			/* Full for this operation: its requests do not fit. */
 			CHECK(err.reason == KVREG_REASON_QUEUE_FULL &&
 			      err.limit == KVREG_SUBMIT_DEPTH &&
-			      err.usage == KVREG_SUBMIT_DEPTH,
-			      "EAGAIN: reason %u, %llu of %llu slots", err.reason,
+			      err.usage <= err.limit && err.request &&
+			      err.usage + err.request > err.limit,
+			      "EAGAIN: reason %u, %llu of %llu slots taken, "
+			      "%llu wanted", err.reason,
 			      (unsigned long long)err.usage,
-			      (unsigned long long)err.limit);
+			      (unsigned long long)err.limit,
+			      (unsigned long long)err.request);
 			full++;
 		} else {
 			CHECK_OK(ret, &err);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * KUnit suite for kvreg's pure logic: MR planning and page size, argument
- * checks, duplicate and overlap rules, budget arithmetic, error records.
+ * checks, duplicate and overlap rules, budget arithmetic, error records,
+ * a transfer's local side from a registration's DMA runs.
  * Built as kvreg_kunit.ko against a kernel with CONFIG_KUNIT; it runs at
  * insmod and reports in /sys/kernel/debug/kunit/kvreg/results.
  */
@@ -601,6 +602,76 @@ static void error_records(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, err.device_index, 3U);
 }
 
+/*
+ * A transfer's local side from a registration's DMA runs: entries start
+ * at the byte asked for, adjacent runs merge into one entry, @max cuts
+ * the length short, and a 2 MiB stride's mark finds the first run.
+ */
+static void sges_from_mapping(struct kunit *test)
+{
+	/* A 4 KiB, B 8 KiB, C 4 KiB after B, D 2 MiB, E 4 KiB. */
+	const u64 a[] = { 0x10000, 0x20000, 0x22000, 0x400000, 0x900000 };
+	const u32 l[] = { SZ_4K, 2 * SZ_4K, SZ_4K, SZ_2M, SZ_4K };
+	const u64 span = SZ_2M + 5 * SZ_4K;
+	struct sg_table *sgt = fake_sgt(test, a, l, 5);
+	struct kvreg_reg *reg = kunit_kzalloc(test, struct_size(reg, devs, 1),
+					      GFP_KERNEL);
+	struct kvreg_reg_dev *rd;
+	struct ib_sge sge[4];
+	u64 base, len;
+
+	KUNIT_ASSERT_NOT_NULL(test, reg);
+	reg->addr = 0x7f0000000100ULL;
+	reg->length = span - 0x100;
+	base = reg->addr & PAGE_MASK;
+	rd = &reg->devs[0];
+	rd->reg = reg;
+	rd->sgt = *sgt;
+	rd->dma_marks = kvreg_mark_runs(sgt, true, span);
+	KUNIT_ASSERT_NOT_NULL(test, rd->dma_marks);
+	KUNIT_EXPECT_PTR_EQ(test, rd->dma_marks[1].sg, sg_next(sg_next(
+			    sg_next(sgt->sgl))));
+	KUNIT_EXPECT_EQ(test, rd->dma_marks[1].start, (u64)4 * SZ_4K);
+
+	/* From the first byte: A from its offset, then B and C as one. */
+	len = 4 * SZ_4K - 0x100;
+	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, reg->addr, &len, sge, 4,
+						 7), 2U);
+	KUNIT_EXPECT_EQ(test, len, (u64)4 * SZ_4K - 0x100);
+	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x10100);
+	KUNIT_EXPECT_EQ(test, sge[0].length, (u32)(SZ_4K - 0x100));
+	KUNIT_EXPECT_EQ(test, sge[0].lkey, 7U);
+	KUNIT_EXPECT_EQ(test, sge[1].addr, (u64)0x20000);
+	KUNIT_EXPECT_EQ(test, sge[1].length, (u32)(3 * SZ_4K));
+
+	/* One entry allowed: the length stops at A's end. */
+	len = 4 * SZ_4K - 0x100;
+	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, reg->addr, &len, sge, 1,
+						 7), 1U);
+	KUNIT_EXPECT_EQ(test, len, (u64)SZ_4K - 0x100);
+
+	/* Inside B, and inside E through the second stride's mark. */
+	len = 0x800;
+	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, base + SZ_4K + 0x1800,
+						 &len, sge, 4, 7), 1U);
+	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x21800);
+	len = 0x10;
+	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, base + span - SZ_4K + 8,
+						 &len, sge, 4, 7), 1U);
+	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x900008);
+	KUNIT_EXPECT_EQ(test, len, (u64)0x10);
+
+	/* Across D's end into E: two entries, not adjacent. */
+	len = 0x20;
+	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, base + span - SZ_4K -
+						 0x10, &len, sge, 4, 7), 2U);
+	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x400000 + SZ_2M - 0x10);
+	KUNIT_EXPECT_EQ(test, sge[1].addr, (u64)0x900000);
+	KUNIT_EXPECT_EQ(test, sge[1].length, 0x10U);
+	kvfree(rd->dma_marks);
+	sg_free_table(sgt);
+}
+
 static struct kunit_case kvreg_cases[] = {
 	KUNIT_CASE(plan_fits_in_one),
 	KUNIT_CASE(plan_split_inside_entry),
@@ -621,6 +692,7 @@ static struct kunit_case kvreg_cases[] = {
 	KUNIT_CASE(budget_bytes),
 	KUNIT_CASE(budget_set),
 	KUNIT_CASE(error_records),
+	KUNIT_CASE(sges_from_mapping),
 	{}
 };
 
