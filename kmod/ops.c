@@ -467,6 +467,7 @@ static int kvreg_chain_build(struct kvreg_chain *chain,
 	u32 lkey = chain->conn->q.qp->pd->local_dma_lkey;
 	u32 wr_sges = chain->conn->dev->wr_sges;
 	u32 at = chain->nr_wr, n = 0, sges = chain->nr_sge;
+	struct kvreg_run_mark run = {};
 
 	while (left) {
 		const struct kvreg_rchunk *c = kvreg_rpath_chunk(path, rva);
@@ -484,7 +485,7 @@ static int kvreg_chain_build(struct kvreg_chain *chain,
 		}
 		seg = min(seg, c->start + c->length - rva);
 		nsge = kvreg_reg_dev_sges(part->rd, lva, &seg, sge, wr_sges,
-					  lkey);
+					  lkey, &run);
 		sges += nsge;
 		wr->wr.next = &wr[1].wr;
 		wr->wr.wr_cqe = &part->cqe;

@@ -192,7 +192,8 @@ void kvreg_unpin(struct kvreg_reg *reg);
 struct kvreg_run_mark *kvreg_mark_runs(struct sg_table *sgt, bool dma,
 				       u64 span);
 u32 kvreg_reg_dev_sges(struct kvreg_reg_dev *rd, u64 va, u64 *len,
-		       struct ib_sge *sge, u32 max, u32 lkey);
+		       struct ib_sge *sge, u32 max, u32 lkey,
+		       struct kvreg_run_mark *at);
 
 /* args.c */
 int kvreg_access_to_ib(u32 access);

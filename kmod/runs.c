@@ -70,22 +70,30 @@ struct kvreg_run_mark *kvreg_mark_runs(struct sg_table *sgt, bool dma,
  * @sge: room for @max entries
  * @max: entries at most, >= 1
  * @lkey: the local_dma_lkey of the PD the QP posting them lives in
+ * @at: where this walk over @rd stood after its previous call, zeroed
+ *	before the first; updated
  *
  * The entries address the DMA runs of @rd as they come, a run each (no
- * MR): the mark of @va's 2 MiB stride finds the first.
+ * MR). The walk goes on from @at when @va is at or past it, as it is
+ * for the work requests of one operation, which take @rd's runs in
+ * order: a stride's mark would make each of them walk again up to the
+ * 511 runs before it. Anywhere else, @va's mark finds the first run.
  *
  * Return: entries filled.
  */
 u32 kvreg_reg_dev_sges(struct kvreg_reg_dev *rd, u64 va, u64 *len,
-		       struct ib_sge *sge, u32 max, u32 lkey)
+		       struct ib_sge *sge, u32 max, u32 lkey,
+		       struct kvreg_run_mark *at)
 {
 	u64 off = va - (rd->reg->addr & PAGE_MASK), want = *len, got = 0;
-	const struct kvreg_run_mark *mark =
-		&rd->dma_marks[off >> KVREG_RUN_MARK_SHIFT];
-	struct scatterlist *sg = mark->sg;
-	u64 start = mark->start;
+	struct scatterlist *sg;
+	u64 start;
 	u32 n = 0;
 
+	if (!at->sg || at->start > off)
+		*at = rd->dma_marks[off >> KVREG_RUN_MARK_SHIFT];
+	sg = at->sg;
+	start = at->start;
 	while (start + sg_dma_len(sg) <= off) {
 		start += sg_dma_len(sg);
 		sg = sg_next(sg);
@@ -112,6 +120,8 @@ u32 kvreg_reg_dev_sges(struct kvreg_reg_dev *rd, u64 va, u64 *len,
 			sg = sg_next(sg);
 		}
 	}
+	at->sg = sg;
+	at->start = start;
 	*len = got;
 	return n;
 }

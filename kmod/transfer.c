@@ -164,6 +164,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 	u64 rva = arg->remote_offset;
 	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 	u32 lkey = q->qp->pd->local_dma_lkey;
+	struct kvreg_run_mark run = {};
 	int ret = 0;
 	u32 n, rkey, used;
 
@@ -200,7 +201,7 @@ static int kvreg_post_transfer(struct kvreg_transfer *arg,
 						  &b->sge[used],
 						  min(kdev->wr_sges,
 						      KVREG_CHAIN_SGES - used),
-						  lkey);
+						  lkey, &run);
 			b->wr[n] = (struct ib_rdma_wr) {
 				.wr.opcode = arg->opcode == KVREG_OP_WRITE ?
 					     IB_WR_RDMA_WRITE : IB_WR_RDMA_READ,

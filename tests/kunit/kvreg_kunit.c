@@ -605,7 +605,8 @@ static void error_records(struct kunit *test)
 /*
  * A transfer's local side from a registration's DMA runs: entries start
  * at the byte asked for, adjacent runs merge into one entry, @max cuts
- * the length short, and a 2 MiB stride's mark finds the first run.
+ * the length short, a 2 MiB stride's mark finds the first run, and a
+ * walk goes on where it stopped unless the byte asked for is behind it.
  */
 static void sges_from_mapping(struct kunit *test)
 {
@@ -616,6 +617,7 @@ static void sges_from_mapping(struct kunit *test)
 	struct sg_table *sgt = fake_sgt(test, a, l, 5);
 	struct kvreg_reg *reg = kunit_kzalloc(test, struct_size(reg, devs, 1),
 					      GFP_KERNEL);
+	struct kvreg_run_mark at = {};
 	struct kvreg_reg_dev *rd;
 	struct ib_sge sge[4];
 	u64 base, len;
@@ -636,7 +638,7 @@ static void sges_from_mapping(struct kunit *test)
 	/* From the first byte: A from its offset, then B and C as one. */
 	len = 4 * SZ_4K - 0x100;
 	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, reg->addr, &len, sge, 4,
-						 7), 2U);
+						 7, &at), 2U);
 	KUNIT_EXPECT_EQ(test, len, (u64)4 * SZ_4K - 0x100);
 	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x10100);
 	KUNIT_EXPECT_EQ(test, sge[0].length, (u32)(SZ_4K - 0x100));
@@ -645,26 +647,41 @@ static void sges_from_mapping(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sge[1].length, (u32)(3 * SZ_4K));
 
 	/* One entry allowed: the length stops at A's end. */
+	at = (struct kvreg_run_mark){};
 	len = 4 * SZ_4K - 0x100;
 	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, reg->addr, &len, sge, 1,
-						 7), 1U);
+						 7, &at), 1U);
 	KUNIT_EXPECT_EQ(test, len, (u64)SZ_4K - 0x100);
+	/* The next request goes on from where that one stopped: B and C. */
+	KUNIT_EXPECT_PTR_EQ(test, at.sg, sg_next(sgt->sgl));
+	len = 3 * SZ_4K;
+	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, base + SZ_4K, &len, sge,
+						 4, 7, &at), 1U);
+	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x20000);
+	KUNIT_EXPECT_EQ(test, len, (u64)3 * SZ_4K);
 
-	/* Inside B, and inside E through the second stride's mark. */
+	/* Inside B, behind where the walk stopped; E through its mark. */
 	len = 0x800;
 	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, base + SZ_4K + 0x1800,
-						 &len, sge, 4, 7), 1U);
+						 &len, sge, 4, 7, &at), 1U);
 	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x21800);
+	at = (struct kvreg_run_mark){};
 	len = 0x10;
 	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, base + span - SZ_4K + 8,
-						 &len, sge, 4, 7), 1U);
+						 &len, sge, 4, 7, &at), 1U);
 	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x900008);
 	KUNIT_EXPECT_EQ(test, len, (u64)0x10);
+	/* Behind the walk (inside A again): the mark, not the walk. */
+	len = 0x10;
+	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, reg->addr, &len, sge, 4,
+						 7, &at), 1U);
+	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x10100);
 
 	/* Across D's end into E: two entries, not adjacent. */
 	len = 0x20;
 	KUNIT_EXPECT_EQ(test, kvreg_reg_dev_sges(rd, base + span - SZ_4K -
-						 0x10, &len, sge, 4, 7), 2U);
+						 0x10, &len, sge, 4, 7, &at),
+			2U);
 	KUNIT_EXPECT_EQ(test, sge[0].addr, (u64)0x400000 + SZ_2M - 0x10);
 	KUNIT_EXPECT_EQ(test, sge[1].addr, (u64)0x900000);
 	KUNIT_EXPECT_EQ(test, sge[1].length, 0x10U);
