@@ -397,8 +397,7 @@ out_unlock:
  * Second half, once the budgets took the plan: the rdma cgroup's share,
  * and the registration is usable on the device.
  */
-int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
-			 struct kvreg_error *err)
+int kvreg_reg_dev_commit(struct kvreg_reg_dev *rd, struct kvreg_error *err)
 {
 	struct kvreg_dev *kdev = rd->dev;
 	int ret;

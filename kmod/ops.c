@@ -698,8 +698,9 @@ static void kvreg_ops_retry(struct work_struct *work)
 	int ret;
 
 	chain.wr = kcalloc(chain.cap, sizeof(*chain.wr), GFP_KERNEL);
-	chain.sge = kmalloc_array(chain.sge_cap, sizeof(*chain.sge),
-				  GFP_KERNEL);
+	/* 32 KiB: not worth an order-3 page a fragmented host may lack. */
+	chain.sge = kvmalloc_array(chain.sge_cap, sizeof(*chain.sge),
+				   GFP_KERNEL);
 	for (;;) {
 		spin_lock_irq(&kf->cq_lock);
 		part = list_first_entry_or_null(&kf->retry,
@@ -749,7 +750,7 @@ static void kvreg_ops_retry(struct work_struct *work)
 			kvreg_part_close(part, NULL);
 		}
 	}
-	kfree(chain.sge);
+	kvfree(chain.sge);
 	kfree(chain.wr);
 }
 

@@ -340,7 +340,7 @@ static int kvreg_reg_map(struct kvreg_reg *reg, struct kvreg_error *err)
 	for (i = 0; i < reg->nr_devs; i++) {
 		struct kvreg_reg_dev *rd = &reg->devs[i];
 
-		ret = kvreg_reg_dev_commit(reg, rd, err);
+		ret = kvreg_reg_dev_commit(rd, err);
 		if (ret)
 			return ret;
 		/* Fail after the device is fully set up: the worst case. */

@@ -222,8 +222,7 @@ u32 kvreg_pages_per_mr(struct kvreg_dev *kdev, u32 page_shift);
 /* mr.c */
 int kvreg_reg_dev_prepare(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
 			  struct kvreg_error *err);
-int kvreg_reg_dev_commit(struct kvreg_reg *reg, struct kvreg_reg_dev *rd,
-			 struct kvreg_error *err);
+int kvreg_reg_dev_commit(struct kvreg_reg_dev *rd, struct kvreg_error *err);
 void kvreg_reg_dev_teardown(struct kvreg_reg_dev *rd);
 int kvreg_mrs_make(struct kvreg_reg_dev *rd, struct kvreg_file_dev *pd,
 		   int ib_access, struct ib_mr ***mrsp,
