@@ -211,14 +211,30 @@ static void kvreg_conn_close_work(struct work_struct *work)
  * with a reference the work drops, so the caller's own put is never the
  * last; not once the last put began (the teardown's drain flushes).
  */
-static void kvreg_conn_queue_close(struct kvreg_conn *conn)
+static void kvreg_conn_queue_close_after(struct kvreg_conn *conn,
+					 unsigned long delay)
 {
 	if (test_and_set_bit(0, &conn->close_queued))
 		return;
 	if (!kref_get_unless_zero(&conn->ref))
 		return;
-	queue_delayed_work(kvreg_conn_wq, &conn->close_work, 0);
+	queue_delayed_work(kvreg_conn_wq, &conn->close_work, delay);
 }
+
+static void kvreg_conn_queue_close(struct kvreg_conn *conn)
+{
+	kvreg_conn_queue_close_after(conn, 0);
+}
+
+/*
+ * How long an exporter's QP that refused a request (a revoked or guessed
+ * rkey) stays connected in the error state. Its NAK is already sent when
+ * the event comes; closed at once, the DREQ can overtake it at the
+ * importer (rxe completes the NAK from a work item on 7.x), which then
+ * flushes its request and reports a lost connection where the exporter's
+ * refusal (REMOTE_ACCESS) is the truth. The QP takes nothing meanwhile.
+ */
+#define KVREG_ACCESS_ERR_GRACE	msecs_to_jiffies(100)
 
 /*
  * Whoever cut @conn from its file, after its QP is gone: the close work
@@ -236,7 +252,8 @@ static void kvreg_conn_cancel_close(struct kvreg_conn *conn)
  * PSN still, kvreg_conn_heard()). It is let go, not kept until the file
  * closes.
  */
-static void kvreg_conn_qp_failed(struct kvreg_conn *conn)
+static void kvreg_conn_qp_failed(struct kvreg_conn *conn,
+				 unsigned long delay)
 {
 	/*
 	 * Not an importer's: its rail is mended when its work fails, and
@@ -245,7 +262,7 @@ static void kvreg_conn_qp_failed(struct kvreg_conn *conn)
 	if (!conn->passive || READ_ONCE(conn->qp_gone))
 		return;
 	WRITE_ONCE(conn->lost, true);
-	kvreg_conn_queue_close(conn);
+	kvreg_conn_queue_close_after(conn, delay);
 }
 
 /*
@@ -280,10 +297,12 @@ static void kvreg_conn_qp_event(struct ib_event *ev, void *ctx)
 	struct kvreg_conn *conn = ctx;
 
 	switch (ev->event) {
+	case IB_EVENT_QP_ACCESS_ERR:
+		kvreg_conn_qp_failed(conn, KVREG_ACCESS_ERR_GRACE);
+		break;
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
-	case IB_EVENT_QP_ACCESS_ERR:
-		kvreg_conn_qp_failed(conn);
+		kvreg_conn_qp_failed(conn, 0);
 		break;
 	default:
 		break;
@@ -360,7 +379,7 @@ static void kvreg_conn_keepalive(struct work_struct *work)
 	}
 	if (!heard) {
 		/* Its teardown's drain ends what is in flight. */
-		kvreg_conn_qp_failed(conn);
+		kvreg_conn_qp_failed(conn, 0);
 		return;
 	}
 	queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
