@@ -240,7 +240,7 @@ static void stages_reset(void)
  * kvreg's per-stage time of the case just run, per registration, from
  * its kvreg_stage events, in the stages' order of first appearance.
  */
-static void stages_print(const char *label, int regs)
+static void stages_print(const char *tag, const char *label, int regs)
 {
 	char names[32][32];
 	double ns[32] = { 0 };
@@ -266,7 +266,8 @@ static void stages_print(const char *label, int regs)
 	}
 	fclose(f);
 	for (i = 0; i < n; i++)
-		printf("STAGE %s %s %.3f\n", label, names[i], ns[i] / 1e6 / regs);
+		printf("%s %s %s %.3f\n", tag, label, names[i],
+		       ns[i] / 1e6 / regs);
 }
 
 /*
@@ -294,7 +295,7 @@ static void stages_profile(struct kvreg *kv, enum backing b, uint64_t len,
 		if (own_raw)
 			munmap(own_raw, own_len);
 	}
-	stages_print(label, regs);
+	stages_print("STAGE", label, regs);
 }
 
 /*
@@ -410,6 +411,7 @@ static void bench_export(struct kvreg *kv, struct peer *peer, uint32_t dev,
 	double ex[MAX_REPS], un[MAX_REPS], kr[MAX_REPS], vr[MAX_REPS];
 	static uint8_t desc[1 << 20];
 	struct kvreg_error err;
+	char label[64];
 	struct kvreg_mr *mr;
 	void *raw = NULL, *buf;
 	uint64_t raw_len = 0, ep;
@@ -443,6 +445,19 @@ static void bench_export(struct kvreg *kv, struct peer *peer, uint32_t dev,
 		un[r] = kvb_now_ms() - t0;
 		CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 	}
+	/* Its stages, from exports of their own (see stages_profile()). */
+	stages_reset();
+	for (r = 0; r < reps; r++) {
+		CHECK_OK(kvreg_register(kv, buf, len, KVREG_ACCESS_ALL,
+					1ULL << dev, &mr, &err), &err);
+		CHECK_OK(kvreg_export(kv, ep, mr, desc, sizeof(desc), &size,
+				      &err), &err);
+		CHECK_OK(kvreg_unexport(kv, ep, mr, &err), &err);
+		CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
+	}
+	snprintf(label, sizeof(label), "%s %llu", backing_names[b],
+		 (unsigned long long)len);
+	stages_print("EXPORT-STAGE", label, reps);
 	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
 	/* EXPORT backing len: export, unexport, register, ibv_reg_mr (ms). */
 	printf("EXPORT %s %llu %.4f %.4f %.4f %.4f\n", backing_names[b],

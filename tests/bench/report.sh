@@ -64,6 +64,10 @@ awk '$1 == "REG" && $4 == 1 && $5 == "touched" && $3 >= 2097152 {
 awk '$1 == "EXPORT" {
 	printf "- EXPORT of %s MiB of %s pages (its pages registered again in the export'"'"'s PD): %.2f ms; UNEXPORT %.2f ms; the registration itself %.2f ms, ibv_reg_mr %.2f ms (EXPORT / ibv_reg_mr %.2f)\n",
 	       $3 / 1048576, $2, $4, $5, $6, $7, $4 / $7 }' "$RAW"
+awk '$1 == "EXPORT-STAGE" && $4 ~ /^(alloc_map_mr|cpu_ib_alloc_mr|cpu_ib_map_mr_sg|post_reg_mr|dereg_mr)$/ {
+	k = $2 " pages, " $3 / 1048576 " MiB"; if (!(k in row)) order[n++] = k
+	row[k] = row[k] sprintf("%s %s %.2f", row[k] == "" ? "" : ",", $4, $5)
+} END { for (i = 0; i < n; i++) printf "- EXPORT'"'"'s stages (ms per export, in exports of their own; alloc_map_mr is the wall time of the two cpu_ stages, which are summed over CPUs), %s:%s\n", order[i], row[order[i]] }' "$RAW"
 awk '$1 == "SCALE" {
 	printf "- %d live registrations of 4 KiB: median register %.4f ms over the first 500, %.4f ms over the last 500 (ratio %.2f); deregister %.4f ms each\n",
 	       $3, $5, $7, $7 / $5, $9 }' "$RAW"
