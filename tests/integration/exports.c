@@ -284,9 +284,9 @@ static void refused(struct kvreg *kv, const uint8_t *desc, size_t n,
 	 * and the CM refuses a reconnect from the QP number rxe reuses as a
 	 * stale connection (status 10, IB_CM_REJ_STALE_CONN) while it sends
 	 * that end a DREQ. The next try connects. While those ends linger
-	 * the 5.10 CM may also leave a request unanswered (CONN_TIMEOUT,
-	 * seen with the module before and after 2223081); that is retried
-	 * there too, a few times, as the importer's own rail retries it.
+	 * the 5.10 CM may also leave a request unanswered (CONN_TIMEOUT);
+	 * that is retried there too, a few times, as the importer's own
+	 * rail retries it.
 	 */
 	while ((ret = kvreg_import(kv, desc, n, 0, &r, &err)) &&
 	       ((err.reason == KVREG_REASON_CONN_REJECTED &&
