@@ -126,11 +126,23 @@ static inline void kvt_check_ranges(const uint8_t *b, uint64_t len,
 	CHECK(written, "calloc");
 	for (r = 0; r < n; r++)
 		memset(written + offs[r], 1, width);
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len; i++) {
+		uint64_t w = 1, v = 1;
+
+		/* Eight bytes no range wrote and that are zero: next. */
+		if (i % 8 == 0 && i + 8 <= len) {
+			memcpy(&w, written + i, 8);
+			memcpy(&v, b + i, 8);
+		}
+		if (!w && !v) {
+			i += 7;
+			continue;
+		}
 		CHECK(written[i] ? b[i] == kvt_byte(seed, i) : !b[i],
 		      "byte %llu is %#x after edge writes (%s range)",
 		      (unsigned long long)i, b[i],
 		      written[i] ? "inside a" : "outside every");
+	}
 	free(written);
 }
 
