@@ -553,6 +553,28 @@ stop_lanes() {
 	done
 }
 
+# T names results a full run gives for the tests tests/list names, whole:
+# an unknown or partial name (T=module) fails here, before any build,
+# instead of booting guests to run nothing and pass.
+if [ -n "$T" ]; then
+	known=$(list all | while read -r name where; do
+		echo "$(result_prefix "$where")$name"
+	done)
+	unknown=
+	for w in $T; do
+		grep -qxF -- "$w" <<< "$known" || unknown="$unknown $w"
+	done
+	if [ -n "$unknown" ]; then
+		for w in $unknown; do
+			record FAIL "$w/unknown-test"
+		done
+		echo "T names no test of tests/list:$unknown (a name is as the" \
+		     "results print it: integration/overlap, debug/pair/remote)"
+		summary
+		exit 1
+	fi
+fi
+
 # Only unit tests asked for: the library, kvregctl and the tests, no
 # kernel, no guest.
 if host_only; then
