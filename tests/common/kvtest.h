@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,18 +76,29 @@ static inline double kvt_now(void)
 }
 
 /*
- * A peer's refusal of a bad rkey, as the importer learns it: the peer's
- * NAK (REMOTE_ACCESS). Where the device drops the request instead (5.10's
- * rxe sends no NAK), the connection is lost: by the requester's retries
- * running out (IB_WC_RETRY_EXC_ERR, 12), by a flush (5) of what followed
- * on it, or before posting, once that was noticed. Nothing else.
+ * A bad rkey that reached the peer's device and was refused there, as the
+ * importer learns it: the work request was posted and completed with the
+ * peer's NAK (IB_WC_REM_ACCESS_ERR, 10). 5.10's rxe drops such a request
+ * instead of NAKing it, so there the connection is lost under the posted
+ * request: the requester's retries run out (IB_WC_RETRY_EXC_ERR, 12) or
+ * it is flushed (5). A refusal kvreg made before posting (a connection
+ * already known lost) proves nothing about the key, and is not one.
  */
-static inline bool kvt_refused_rkey(int ret, const struct kvreg_error *err)
+static inline bool kvt_device_refused(int ret, const struct kvreg_error *err)
 {
-	return (ret == -EIO && err->reason == KVREG_REASON_REMOTE_ACCESS) ||
-	       (ret == -ENOTCONN && err->reason == KVREG_REASON_CONN_LOST &&
-		(err->wc_status == 12 || err->wc_status == 5 ||
-		 !err->wc_status));
+	static int on_5_10 = -1;
+
+	if (ret == -EIO && err->reason == KVREG_REASON_REMOTE_ACCESS &&
+	    err->wc_status == 10)
+		return true;
+	if (on_5_10 < 0) {
+		struct utsname u;
+
+		on_5_10 = !uname(&u) && !strncmp(u.release, "5.10.", 5);
+	}
+	return on_5_10 && ret == -ENOTCONN &&
+	       err->reason == KVREG_REASON_CONN_LOST &&
+	       (err->wc_status == 12 || err->wc_status == 5);
 }
 
 static inline void kvt_skip(const char *why)

@@ -297,8 +297,8 @@ static void refused(struct kvreg *kv, const uint8_t *desc, size_t n,
 	CHECK_OK(ret, &err);
 	ret = kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K, &err);
 	kvreg_format_error(&err, ret, msg, sizeof(msg));
-	CHECK(kvt_refused_rkey(ret, &err), "a forged descriptor's transfer: "
-	      "%s", msg);
+	CHECK(kvt_device_refused(ret, &err), "a forged descriptor's transfer "
+	      "was not refused by the device: %s", msg);
 	printf("refused as expected: %s\n", msg);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 }
@@ -488,23 +488,6 @@ static struct kvreg_remote *import_ok(struct kvreg *kv,
 }
 
 /*
- * The device's refusal of a kept connection's WRITE or READ once its keys
- * died: a NAK (REMOTE_ACCESS). On 5.10, whose rxe drops the request, the
- * connection is lost instead, with a work completion: the importer's
- * retries running out (status 12), or a flush (5) of the request behind
- * one that did. A refusal before posting has no status; the proof that
- * the device itself refused is on the other kernels.
- */
-static bool refused_by_device(int ret, const struct kvreg_error *err)
-{
-	if (ret == -EIO && err->reason == KVREG_REASON_REMOTE_ACCESS)
-		return true;
-	return on_5_10 && ret == -ENOTCONN &&
-	       err->reason == KVREG_REASON_CONN_LOST &&
-	       (err->wc_status == 12 || err->wc_status == 5);
-}
-
-/*
  * After a revocation: the kept region's @op fails with @reason; the
  * exporter's bytes stay, and a READ brings nothing back.
  */
@@ -522,7 +505,7 @@ static void check_cut(struct kvreg *kv, struct kvreg_remote *r,
 	ret = kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K, &err);
 	kvreg_format_error(&err, ret, msg, sizeof(msg));
 	if (reason == KVREG_REASON_REMOTE_ACCESS) {
-		CHECK(refused_by_device(ret, &err), "a %s after %s was not "
+		CHECK(kvt_device_refused(ret, &err), "a %s after %s was not "
 		      "refused by the device: %s", name, what, msg);
 		device_refusals++;
 	} else {
