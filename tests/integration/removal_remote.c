@@ -5,7 +5,9 @@
  * and while a lost rail is being mended. Removal does not wait behind a
  * long transfer (it stops at its next chain), every call returns: 0 or a
  * named reason, never a hang; the debug kernel's KASAN and lockdep watch
- * the teardown. The device is added back after each step.
+ * the teardown. Each step requires that its race happened: a transfer
+ * under way when the removal began, imports both made and refused, a
+ * mend that had run and failed. The device is added back after each step.
  *   removal_remote NETDEV_OF_THE_SECOND_DEVICE [BOUND_S]
  * BOUND_S (20 by default) bounds the removal and each answer. Under KASAN
  * and TCG a removal during a stream of transfers took 98 s, ending just
@@ -109,7 +111,7 @@ struct worker {
 	volatile int stop, done;
 	int ok, failed, ret;
 	struct kvreg_error err;
-	double failed_at;
+	double started_at, failed_at;	/* the last call's */
 };
 
 /*
@@ -121,6 +123,7 @@ static void *transfers(void *p)
 	struct worker *w = p;
 
 	for (;;) {
+		w->started_at = kvt_now();
 		w->ret = kvreg_transfer_remote(w->kv, KVREG_OP_WRITE, w->local,
 					       0, w->remote, 0, BIG, &w->err);
 		if (w->ret)
@@ -184,6 +187,7 @@ static void during_transfer(struct kvreg *kv)
 	struct kvreg_error err;
 	double took;
 	char m[512];
+	double t0;
 	pthread_t t;
 
 	CHECK(pool != MAP_FAILED, "mmap");
@@ -200,8 +204,13 @@ static void during_transfer(struct kvreg *kv)
 	CHECK(!pthread_create(&t, NULL, transfers, &w), "thread");
 	usleep(300 * 1000);
 	w.stop = 1;
+	t0 = kvt_now();
 	took = remove_device();
 	join_within(t, &w, bound_s, "a 64 MiB TRANSFER");
+	/* The race: the last transfer began before the removal, ended after. */
+	CHECK(w.started_at < t0 && w.failed_at > t0, "no transfer was under "
+	      "way when the removal began: the last ran %.2f to %.2f s, the "
+	      "removal began at %.2f s", w.started_at, w.failed_at, t0);
 	kvreg_format_error(&w.err, w.ret, m, sizeof(m));
 	printf("removal during 64 MiB transfers took %.2f s; %d done, then: "
 	       "%s\n", took, w.ok, w.ret ? m : "none cut");
@@ -249,6 +258,27 @@ static void during_imports(struct kvreg *kv)
 	add_device(kv);
 }
 
+/*
+ * Why the last mend of this process's lost rail failed, once one did
+ * (0 while none has): the rail is being mended.
+ */
+static uint32_t mend_failed(struct kvreg *kv)
+{
+	enum { MAX = 64 };
+	struct kvreg_conn_info ci[MAX];
+	struct kvreg_error err;
+	unsigned int n, i;
+	uint32_t reason = 0;
+
+	CHECK_OK(kvreg_conns(kv, ci, MAX, &n, &err), &err);
+	for (i = 0; i < n && i < MAX; i++)
+		if (ci[i].pid == (uint32_t)getpid() &&
+		    ci[i].kind == KVREG_CONN_KIND_ACTIVE &&
+		    ci[i].state == KVREG_CONN_STATE_LOST && ci[i].mend_reason)
+			reason = ci[i].mend_reason;
+	return reason;
+}
+
 static void during_mend(struct kvreg *kv)
 {
 	uint8_t *pool = mmap(NULL, SZ_2M, PROT_READ | PROT_WRITE,
@@ -259,7 +289,9 @@ static void during_mend(struct kvreg *kv)
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	struct kvreg_mr *local;
+	uint32_t mending = 0;
 	char m[512];
+	double t0;
 	int ret;
 
 	CHECK(pool != MAP_FAILED, "mmap");
@@ -269,7 +301,12 @@ static void during_mend(struct kvreg *kv)
 	CHECK_OK(kvreg_import(kv, x->desc, x->desc_size, 0, &r, &err), &err);
 	/* Its rail is lost, and mended (in vain) every 250 ms to 4 s. */
 	kvt_exporter_kill(x);
-	sleep(2);
+	/* The race: a mend has run and failed, and goes on, at the removal. */
+	t0 = kvt_now();
+	while (!(mending = mend_failed(kv)) && kvt_now() - t0 < bound_s)
+		usleep(100 * 1000);
+	CHECK(mending, "no mend of the lost rail had run %.0f s after its "
+	      "exporter was killed", bound_s);
 	remove_device();
 	sleep(2);
 	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
@@ -277,7 +314,8 @@ static void during_mend(struct kvreg *kv)
 	kvreg_format_error(&err, ret, m, sizeof(m));
 	CHECK(ret && named(err.reason), "a transfer on a rail mended across "
 	      "removal: %s", m);
-	printf("removal during a mend, then: %s\n", m);
+	printf("removal during a mend (its last try: %s), then: %s\n",
+	       kvreg_strerror(mending), m);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
 	munmap(pool, SZ_2M);
