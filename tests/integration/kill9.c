@@ -274,6 +274,7 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
 	struct kvt_snap before = kvt_snap(kv);
 	unsigned int in_flight, submitted, waited_ms = 0;
+	double t0;
 	struct kvreg_error err;
 	struct kvreg_remote *r;
 	const struct child_job job = {
@@ -287,8 +288,9 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	CHECK(kvt_passive_of(kv, x->pid) == 1, "the exporter holds %u "
 	      "connections, not the loader's one", kvt_passive_of(kv, x->pid));
 	/* Wait for a synchronous transfer to be under way, then kill. */
+	t0 = kvt_now();
 	while (atomic_load(&marks->sync_started) ==
-	       atomic_load(&marks->sync_done))
+	       atomic_load(&marks->sync_done) && kvt_now() - t0 < 10.0)
 		;
 	CHECK(!kill(pid, SIGKILL), "kill");
 	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
