@@ -76,13 +76,26 @@ static inline double kvt_now(void)
 }
 
 /*
- * A bad rkey that reached the peer's device and was refused there, as the
- * importer learns it: the work request was posted and completed with the
- * peer's NAK (IB_WC_REM_ACCESS_ERR, 10). 5.10's rxe drops such a request
- * instead of NAKing it, so there the connection is lost under the posted
- * request: the requester's retries run out (IB_WC_RETRY_EXC_ERR, 12) or
- * it is flushed (5). A refusal kvreg made before posting (a connection
- * already known lost) proves nothing about the key, and is not one.
+ * A bad rkey's refusal once its request was posted: the peer's NAK
+ * (REMOTE_ACCESS with IB_WC_REM_ACCESS_ERR, 10), or the connection lost
+ * under the posted request: the requester's retries run out
+ * (IB_WC_RETRY_EXC_ERR, 12; 5.10's rxe drops such a request rather than
+ * NAK it) or it is flushed (5; on 7.2 the peer's disconnect can overtake
+ * its NAK). A refusal kvreg made before posting (a connection already
+ * known lost, status 0) proves nothing about the key, and is not one.
+ */
+static inline bool kvt_refused_posted(int ret, const struct kvreg_error *err)
+{
+	if (ret == -EIO && err->reason == KVREG_REASON_REMOTE_ACCESS &&
+	    err->wc_status == 10)
+		return true;
+	return ret == -ENOTCONN && err->reason == KVREG_REASON_CONN_LOST &&
+	       (err->wc_status == 12 || err->wc_status == 5);
+}
+
+/*
+ * Stricter: the peer's device itself refused it (its NAK), where the
+ * device NAKs; on 5.10, whose rxe drops the request, as above.
  */
 static inline bool kvt_device_refused(int ret, const struct kvreg_error *err)
 {
@@ -96,9 +109,7 @@ static inline bool kvt_device_refused(int ret, const struct kvreg_error *err)
 
 		on_5_10 = !uname(&u) && !strncmp(u.release, "5.10.", 5);
 	}
-	return on_5_10 && ret == -ENOTCONN &&
-	       err->reason == KVREG_REASON_CONN_LOST &&
-	       (err->wc_status == 12 || err->wc_status == 5);
+	return on_5_10 && kvt_refused_posted(ret, err);
 }
 
 static inline void kvt_skip(const char *why)

@@ -107,8 +107,8 @@ int main(void)
 	/* Synchronous: refused, then the rail comes back by itself. */
 	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
 				    &err);
-	CHECK(kvt_device_refused(ret, &err), "a WRITE with a wrong rkey was "
-	      "not refused by the device: %d reason %u wc %u", ret, err.reason,
+	CHECK(kvt_refused_posted(ret, &err), "a WRITE with a wrong rkey was "
+	      "not refused once posted: %d reason %u wc %u", ret, err.reason,
 	      err.wc_status);
 	took = mended(kv, local, r, pool, mine, 0x21);
 	CHECK(took >= 0, "after a refused rkey the rail was not back in "
@@ -121,8 +121,8 @@ int main(void)
 	CHECK_OK(kvreg_submit(kv, &op, 1, &acc, &err), &err);
 	CHECK(acc == 1, "accepted %u", acc);
 	CHECK_OK(kvreg_reap(kv, &comp, 1, 1, 10000, &n, &err), &err);
-	CHECK(n == 1 && kvt_device_refused(comp.status, &comp.error),
-	      "a SUBMIT with a wrong rkey was not refused by the device: "
+	CHECK(n == 1 && kvt_refused_posted(comp.status, &comp.error),
+	      "a SUBMIT with a wrong rkey was not refused once posted: "
 	      "status %d reason %u wc %u", comp.status, comp.error.reason,
 	      comp.error.wc_status);
 	took = mended(kv, local, r, pool, mine, 0x22);
