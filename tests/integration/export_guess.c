@@ -16,7 +16,6 @@
  * so there a refusal is the peer's retries running out (kvpeer.h keeps
  * them short), not a remote access error.
  */
-#include <sys/utsname.h>
 
 #include "kvchild.h"
 #include "kvpeer.h"
@@ -209,14 +208,12 @@ int main(void)
 	uint32_t rkey_b;
 	uint8_t *a, *b;
 	struct kvt_peer p;
-	struct utsname u;
 	uint64_t ep;
 	int i;
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
-	CHECK(!uname(&u), "uname");
-	if (!strncmp(u.release, "5.10.", 5))
+	if (kvt_on_5_10())
 		refusal = IBV_WC_RETRY_EXC_ERR;
 	else
 		kvt_peer_ack_timeout = 18;	/* 1.07 s a try */

@@ -33,7 +33,6 @@
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <signal.h>
-#include <sys/utsname.h>
 
 #include "kvchild.h"
 #include "kvdesc.h"
@@ -67,8 +66,6 @@ struct ctl {
 };
 
 static struct ctl *ctl;
-/* 5.10's rxe drops a request with a bad rkey rather than NAK it. */
-static bool on_5_10;
 /* WRITEs and READs on kept connections the device refused. */
 static unsigned int device_refusals;
 
@@ -291,7 +288,7 @@ static void refused(struct kvreg *kv, const uint8_t *desc, size_t n,
 	while ((ret = kvreg_import(kv, desc, n, 0, &r, &err)) &&
 	       ((err.reason == KVREG_REASON_CONN_REJECTED &&
 		 err.driver_errno == 10 && ++tries < 40) ||
-		(on_5_10 && err.reason == KVREG_REASON_CONN_TIMEOUT &&
+		(kvt_on_5_10() && err.reason == KVREG_REASON_CONN_TIMEOUT &&
 		 ++timeouts < 4)))
 		usleep(250 * 1000);
 	CHECK_OK(ret, &err);
@@ -658,7 +655,6 @@ int main(void)
 	struct kvt_snap before;
 	struct kvreg_error err;
 	struct kvt_child exp;
-	struct utsname u;
 	uint32_t dev;
 
 	if (!kvt_devices(kv, devs))
@@ -666,8 +662,6 @@ int main(void)
 	if (!kvreg_has_feature(kv, KVREG_FEATURE_REVOCABLE_EXPORTS))
 		kvt_skip("module without KVREG_FEATURE_REVOCABLE_EXPORTS");
 	dev = devs[0].index;
-	CHECK(!uname(&u), "uname");
-	on_5_10 = !strncmp(u.release, "5.10.", 5);
 	ctl = kvt_map_shared(sizeof(*ctl));
 	pool = kvt_map_shared(LEN);
 	ybuf = kvt_map_shared(VLEN);
