@@ -475,7 +475,7 @@ static int kvreg_pin_folios(struct kvreg_reg *reg, bool hugetlb,
 {
 	struct kvreg_folio_job job = {
 		.start = reg->addr & PAGE_MASK,
-		.gup_flags = FOLL_LONGTERM | (reg->writable ? FOLL_WRITE : 0),
+		.gup_flags = reg->gup_flags,
 		.hugetlb = hugetlb,
 		/*
 		 * A THP chunk has room for a pin per base page, but no more
@@ -566,7 +566,7 @@ static bool kvreg_thp_likely(struct kvreg_reg *reg)
 	 * as pinning would, for writing if the pin will be, so that it is
 	 * not the shared zero page that is looked at.
 	 */
-	if (get_user_pages_fast(block, 1, reg->writable ? FOLL_WRITE : 0,
+	if (get_user_pages_fast(block, 1, reg->gup_flags & ~FOLL_LONGTERM,
 				&page) != 1)
 		return false;
 	huge = kvreg_pmd_maps(current->mm, block, page);
@@ -580,8 +580,7 @@ static int kvreg_pin_pages(struct kvreg_reg *reg, unsigned int max_segment,
 	unsigned long window_pages = min(reg->nr_pages, KVREG_PIN_WINDOW);
 	unsigned int max_chunks = DIV_ROUND_UP(window_pages, KVREG_PIN_CHUNK);
 	struct kvreg_pin_window w = {
-		.gup_flags = FOLL_LONGTERM |
-			     (reg->writable ? FOLL_WRITE : 0),
+		.gup_flags = reg->gup_flags,
 		.bad_addr = ULONG_MAX,
 	};
 	unsigned long done = 0;

@@ -142,6 +142,7 @@ struct kvreg_reg {
 	u32 access;			/* KVREG_ACCESS_* */
 	int ib_access;
 	bool writable;
+	unsigned int gup_flags;		/* set by kvreg_check_memory() */
 	bool huge_backed;		/* hugetlb or 2 MiB runs underneath */
 	u32 refs;			/* callers'; kvreg_file.lock */
 	/*
