@@ -408,6 +408,8 @@ bool kvreg_rail_take_slots(struct kvreg_peer *peer, struct kvreg_conn **conns,
 			   const u32 *slots, u32 n);
 void kvreg_rail_kick(struct kvreg_peer *peer);
 u32 kvreg_rails_left(const struct kvreg_rregion *rr, u32 tried);
+int kvreg_rails_none_up(struct kvreg_rregion *rr, struct kvreg_reg *local,
+			struct kvreg_error *err);
 bool kvreg_rail_on_device(const struct kvreg_rregion *rr, u32 dev_index);
 void kvreg_peer_abort(struct kvreg_peer *peer);
 void kvreg_peers_abort(struct kvreg_file *kf);

@@ -827,12 +827,15 @@ static int kvreg_op_resolve(struct kvreg_file *kf, const struct kvreg_op *uop,
 	return ret;
 }
 
-/* Step 2: up to @want rails for @op, each connection by a reference. */
-static u32 kvreg_op_choose_rails(struct kvreg_op_ctx *op, u32 want,
+/*
+ * Step 2: up to @want rails for @op, each connection by a reference, in
+ * *@nr; none is an error.
+ */
+static int kvreg_op_choose_rails(struct kvreg_op_ctx *op, u32 want,
 				 struct kvreg_conn **conns, u32 *rails,
-				 struct kvreg_error *err)
+				 u32 *nr, struct kvreg_error *err)
 {
-	u32 n = 0, tried = 0, i;
+	u32 n = 0, tried = 0;
 
 	while (n < want) {
 		conns[n] = kvreg_rail_get(op->rr, op->reg,
@@ -843,16 +846,10 @@ static u32 kvreg_op_choose_rails(struct kvreg_op_ctx *op, u32 want,
 		tried |= BIT(rails[n++]);
 	}
 	trace_kvreg_op_step(op->user_data, KVREG_STEP_RAILS);
+	*nr = n;
 	if (n)
-		return n;
-	kvreg_set_error(err, KVREG_REASON_CONN_LOST, KVREG_NO_DEVICE_INDEX);
-	for (i = 0; i < KVREG_DESC_MAX_PATHS; i++)
-		if (op->rr->paths[i].chunks)
-			break;
-	if (i < KVREG_DESC_MAX_PATHS)
-		kvreg_set_net_error(err, err->reason,
-				    &op->rr->peer->rails[i].addr);
-	return 0;
+		return 0;
+	return kvreg_rails_none_up(op->rr, op->reg, err);
 }
 
 /*
@@ -1013,12 +1010,10 @@ static int kvreg_submit_one(struct kvreg_file *kf,
 	ret = kvreg_op_resolve(kf, uop, &head, err);
 	if (ret)
 		goto err_refs;
-	n = kvreg_op_choose_rails(&head, kvreg_op_rails_wanted(uop->length),
-				  conns, rails, err);
-	if (!n) {
-		ret = -ENOTCONN;
+	ret = kvreg_op_choose_rails(&head, kvreg_op_rails_wanted(uop->length),
+				    conns, rails, &n, err);
+	if (ret)
 		goto err_refs;
-	}
 	op = kvreg_op_alloc(kf, n);
 	if (!op) {
 		kvreg_set_error(err, KVREG_REASON_NO_KERNEL_MEMORY,

@@ -476,6 +476,42 @@ struct kvreg_conn *kvreg_rail_get(struct kvreg_rregion *rr,
 	return best;
 }
 
+/**
+ * kvreg_rails_none_up - say why kvreg_rail_get() found no rail for @local
+ * @rr: the imported region
+ * @local: the caller's registration on this side
+ * @err: set to the reason
+ *
+ * A rail that is down is being mended, unless what it needs on this side
+ * is gone: when no device of @local is left, no mend can help, and the
+ * answer is the device's removal, not a lost connection.
+ *
+ * Return: -ENODEV (DEVICE_REMOVED, the first of @local's devices) or
+ * -ENOTCONN (CONN_LOST, with the address of the region's first rail).
+ */
+int kvreg_rails_none_up(struct kvreg_rregion *rr, struct kvreg_reg *local,
+			struct kvreg_error *err)
+{
+	u32 i;
+
+	for (i = 0; i < local->nr_devs; i++)
+		if (READ_ONCE(local->devs[i].live))
+			break;
+	if (local->nr_devs && i == local->nr_devs) {
+		kvreg_set_error(err, KVREG_REASON_DEVICE_REMOVED,
+				local->devs[0].dev->index);
+		return -ENODEV;
+	}
+	kvreg_set_error(err, KVREG_REASON_CONN_LOST, KVREG_NO_DEVICE_INDEX);
+	for (i = 0; i < KVREG_DESC_MAX_PATHS; i++)
+		if (rr->paths[i].chunks) {
+			kvreg_set_net_error(err, err->reason,
+					    &rr->peer->rails[i].addr);
+			break;
+		}
+	return -ENOTCONN;
+}
+
 /*
  * SQ slots on each of @conns (rails of @peer), all or none: takers hold
  * the lock, completions only give back, so what was seen is there.

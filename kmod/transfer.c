@@ -462,15 +462,7 @@ static int kvreg_transfer_rails(struct kvreg_transfer *arg,
 	/* The last rail tried failed, and none other is up: its reason. */
 	if (tried)
 		return -ENOTCONN;
-	/* None is up: the reason is the first rail's. */
-	for (rail = 0; rail < KVREG_DESC_MAX_PATHS; rail++)
-		if (rr->paths[rail].chunks)
-			break;
-	kvreg_set_error(err, KVREG_REASON_CONN_LOST, KVREG_NO_DEVICE_INDEX);
-	if (rail < KVREG_DESC_MAX_PATHS)
-		kvreg_set_net_error(err, err->reason,
-				    &rr->peer->rails[rail].addr);
-	return -ENOTCONN;
+	return kvreg_rails_none_up(rr, local->reg, err);
 }
 
 /*

@@ -312,8 +312,14 @@ static void during_mend(struct kvreg *kv)
 	ret = kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r, 0, SZ_4K,
 				    &err);
 	kvreg_format_error(&err, ret, m, sizeof(m));
-	CHECK(ret && named(err.reason), "a transfer on a rail mended across "
-	      "removal: %s", m);
+	/*
+	 * No mend can bring the rail back on a device that is gone: the
+	 * answer is the removal, not a lost connection to wait out.
+	 */
+	CHECK(ret == -ENODEV && err.reason == KVREG_REASON_DEVICE_REMOVED &&
+	      err.device_index == dev, "a transfer from a registration whose "
+	      "only device was removed while its rail was being mended: %s, "
+	      "want DEVICE_REMOVED of device %u", m, dev);
 	printf("removal during a mend (its last try: %s), then: %s\n",
 	       kvreg_strerror(mending), m);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
