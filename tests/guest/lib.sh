@@ -20,12 +20,17 @@ mark() {
 
 # kernel_clean NAME: no warning, oops or BUG in the log since NAME's
 # mark. A missing mark fails too: a check that cannot see the log proves
-# nothing. A dirty slice is shown.
+# nothing. A dirty slice is shown. The slice ends at an end mark written
+# first, so that what the kernel says after it falls in the gap before
+# the next test's mark, which kernel_gaps checks.
 kernel_clean() {
-	dmesg | awk -v m="kvreg-test: begin $1" '
-		{ n = length($0) - length(m) + 1 }
-		n > 0 && substr($0, n) == m { on = 1 }
-		on' > /tmp/slice.log
+	echo "kvreg-test: end $1" > /dev/kmsg
+	dmesg | awk -v b="kvreg-test: begin $1" -v e="kvreg-test: end $1" '
+		function ends(s) { n = length($0) - length(s) + 1
+				   return n > 0 && substr($0, n) == s }
+		ends(b) { on = 1 }
+		on
+		on && ends(e) { on = 0 }' > /tmp/slice.log
 	if [ ! -s /tmp/slice.log ]; then
 		echo "--- no kernel log mark for $1 ---"
 		return 1
@@ -33,6 +38,23 @@ kernel_clean() {
 	if grep -Eq "$KERNEL_BAD" /tmp/slice.log; then
 		echo "--- kernel log of $1 ---"
 		cat /tmp/slice.log
+		return 1
+	fi
+	return 0
+}
+
+# kernel_gaps: no warning, oops or BUG in what the kernel said outside
+# every test's slice (at boot, between one test's check and the next
+# one's mark, after the last): no test's check saw it, so the guest's
+# run fails on it here, with the lines around it shown.
+kernel_gaps() {
+	dmesg | awk '
+		/kvreg-test: begin / { on = 1 }
+		!on
+		/kvreg-test: end / { on = 0 }' > /tmp/gaps.log
+	if grep -Eq "$KERNEL_BAD" /tmp/gaps.log; then
+		echo "--- kernel log outside every test's slice ---"
+		grep -E -B5 -A20 "$KERNEL_BAD" /tmp/gaps.log
 		return 1
 	fi
 	return 0

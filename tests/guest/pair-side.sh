@@ -115,4 +115,9 @@ mark "pair/$ROLE/module-unload"
 rmmod kvreg && kernel_clean "pair/$ROLE/module-unload" &&
 	record PASS "pair/$ROLE/module-unload" ||
 	record FAIL "pair/$ROLE/module-unload"
+if kernel_gaps; then
+	record PASS "pair/$ROLE/kernel-log"
+else
+	record FAIL "pair/$ROLE/kernel-log"
+fi
 touch "$RESULTS.done"

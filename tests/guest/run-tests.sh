@@ -155,6 +155,11 @@ run_listed() {
 	module/load) only_packages || module_load; return ;;
 	module/unload) only_packages || module_unload; return ;;
 	kmemleak) kmemleak_step; return ;;
+	kernel-log)
+		only_packages && return 0
+		if kernel_gaps; then record PASS kernel-log
+		else record FAIL kernel-log; fi
+		return ;;
 	kunit) wanted kunit && kunit_step; return ;;
 	esac
 	wanted "$1" || return 0
