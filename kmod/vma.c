@@ -34,7 +34,7 @@ static bool kvreg_vma_is_host_memory(struct vm_area_struct *vma)
 		vma->vm_file->f_mapping->host->i_sb->s_magic == TMPFS_MAGIC);
 }
 
-/* What is_cow_mapping() says from 5.13 on; 5.10 has it only in mm/. */
+/* What is_cow_mapping() says, which 5.10's headers do not have. */
 static bool kvreg_vma_is_private(struct vm_area_struct *vma)
 {
 	return (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
