@@ -11,8 +11,6 @@
  * READ over RDMA; the bytes read, the owner's and a child's own copy are
  * checked, and the pins, MRs and charges are back where they started.
  */
-#include <sys/wait.h>
-
 #include "kvchild.h"
 #include "kvtransfer.h"
 
@@ -44,40 +42,39 @@ static uint8_t *map_untouched(const struct kind *k)
 	return p;
 }
 
-/*
- * A child that keeps its copy of @mem (seeded @seed) until told, then
- * says whether it still holds exactly that.
- */
-static struct kvt_child keep_copy(uint8_t *mem, uint64_t len, uint32_t seed)
-{
-	struct kvt_child c;
-	int cmd[2], ack[2];
+/* What a child keeps: its copy of @mem, which must still hold @seed. */
+struct copy {
+	const uint8_t *mem;
+	uint64_t len;
+	uint32_t seed;
+};
 
-	CHECK(!pipe2(cmd, O_CLOEXEC) && !pipe2(ack, O_CLOEXEC), "pipe");
-	c.pid = fork();
-	CHECK(c.pid >= 0, "fork: %s", strerror(errno));
-	if (!c.pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		kvt_recv_byte(cmd[0]);
-		_exit(kvt_mismatch(mem, 0, len, seed, 0) < 0 ? T_PASS : T_FAIL);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	c.cmd = cmd[1];
-	c.ack = ack[0];
-	return c;
+static struct copy copy;
+
+/* Forked with the memory as it is; checks its copy when told to. */
+static void keep_copy(void *arg)
+{
+	const struct copy *c = arg;
+
+	kvt_send_byte(kvt_me.ack, 'k');
+	kvt_recv_byte(kvt_me.cmd);
+	CHECK(kvt_mismatch(c->mem, 0, c->len, c->seed, 0) < 0,
+	      "the child's copy changed: the owner's writes reached it");
+	exit(T_PASS);
 }
 
-static void child_kept(struct kvt_child *c, const char *what)
+static struct kvt_child spawn_keeper(uint8_t *mem, uint64_t len,
+				     uint32_t seed)
 {
-	int status;
+	copy = (struct copy){ .mem = mem, .len = len, .seed = seed };
+	return kvt_spawn(keep_copy, &copy, 'k');
+}
 
+/* The child still holds what it was forked with. */
+static void child_kept(struct kvt_child *c)
+{
 	kvt_send_byte(c->cmd, 'c');
-	CHECK(waitpid(c->pid, &status, 0) == c->pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == T_PASS,
-	      "%s: the child's copy changed (status %#x)", what, status);
-	close(c->cmd);
-	close(c->ack);
+	kvt_reap(c);
 }
 
 /*
@@ -87,7 +84,7 @@ static void child_kept(struct kvt_child *c, const char *what)
 static void read_after_write(struct kvreg *kv, uint32_t dev, uint8_t *mem,
 			     uint8_t *dst, const struct kvreg_mr *mdst,
 			     uint64_t len, uint32_t seed, const char *what,
-			     struct kvt_child *child)
+			     struct kvt_child *fork_after_pin)
 {
 	struct kvreg_remote *r;
 	struct kvreg_error err;
@@ -98,10 +95,9 @@ static void read_after_write(struct kvreg *kv, uint32_t dev, uint8_t *mem,
 	CHECK_OK(kvreg_register(kv, mem, len, KVREG_ACCESS_REMOTE_READ,
 				1ULL << dev, &mr, &err), &err);
 	r = kvt_self_import(kv, mr, dev, &ep);
-	if (child && !child->pid) {
-		/* After the pin: the child shares what is pinned. */
-		*child = keep_copy(mem, len, seed ^ 0x5A5A);
-	}
+	/* After the pin: the child shares what is pinned. */
+	if (fork_after_pin)
+		*fork_after_pin = spawn_keeper(mem, len, seed ^ 0x5A5A);
 	kvt_fill(mem, len, seed);
 	memset(dst, 0, len);
 	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, mdst, 0, r, 0, len,
@@ -146,20 +142,19 @@ static void try_kind(struct kvreg *kv, uint32_t dev, const struct kind *k)
 	/* Shared with a child since before the registration. */
 	mem = map_untouched(k);
 	kvt_fill(mem, k->len, 0x42 ^ 0x5A5A);
-	child = keep_copy(mem, k->len, 0x42 ^ 0x5A5A);
+	child = spawn_keeper(mem, k->len, 0x42 ^ 0x5A5A);
 	snprintf(what, sizeof(what), "%s shared with a child, then registered",
 		 k->name);
 	read_after_write(kv, dev, mem, dst, mdst, k->len, 0x42, what, NULL);
-	child_kept(&child, what);
+	child_kept(&child);
 
 	/* Registered, then shared with a child. */
 	mem = map_untouched(k);
 	kvt_fill(mem, k->len, 0x53 ^ 0x5A5A);
-	child.pid = 0;
 	snprintf(what, sizeof(what), "%s registered, then shared with a child",
 		 k->name);
 	read_after_write(kv, dev, mem, dst, mdst, k->len, 0x53, what, &child);
-	child_kept(&child, what);
+	child_kept(&child);
 
 	CHECK_OK(kvreg_deregister(kv, mdst, &err), &err);
 	kvt_check_unchanged(kv, &before, k->name);
