@@ -1,5 +1,6 @@
 #!/bin/bash
-# A debug kernel (KASAN, lockdep, kmemleak, KUnit, fault injection) built
+# A debug kernel (KASAN, UBSAN, lockdep, kmemleak, KUnit, fault injection,
+# hung-task and soft-lockup detectors, DEBUG_LIST/OBJECTS/VM) built
 # once from Debian's linux-source-6.1 and cached under /var/cache/kvreg,
 # keyed by the source version, the config fragment and this script.
 #   debug-kernel.sh build   build it unless cached; prints "KVER BZIMAGE TREE"
@@ -37,7 +38,7 @@ make -s tinyconfig >/dev/null
 scripts/kconfig/merge_config.sh -m .config "$FRAG" >/dev/null
 make -s olddefconfig >/dev/null
 # A dependency left unmet drops an option silently: refuse that.
-missing=$(grep '^CONFIG_.*=y' "$FRAG" | while read -r line; do
+missing=$(grep '^CONFIG_' "$FRAG" | while read -r line; do
 	grep -qx "$line" .config || echo "$line"
 done)
 if [ -n "$missing" ]; then

@@ -21,6 +21,8 @@ else ADDR=192.0.2.2; PEER=192.0.2.1; N=2; fi
 
 . "$(dirname "$0")/pair-net.sh"
 pair_net_up $N
+# Leaks from before kvreg are not kvreg's.
+[ "$PREFIX" = debug/ ] && echo clear > /sys/kernel/debug/kmemleak
 # remote_pair's hugetlb pool: 8 MiB of 2 MiB pages, and some to spare.
 echo 8 > /proc/sys/vm/nr_hugepages
 mark "pair/$ROLE/module-load"
@@ -115,6 +117,7 @@ mark "pair/$ROLE/module-unload"
 rmmod kvreg && kernel_clean "pair/$ROLE/module-unload" &&
 	record PASS "pair/$ROLE/module-unload" ||
 	record FAIL "pair/$ROLE/module-unload"
+[ "$PREFIX" = debug/ ] && kmemleak_check "pair/$ROLE/kmemleak"
 if kernel_gaps; then
 	record PASS "pair/$ROLE/kernel-log"
 else

@@ -124,20 +124,6 @@ module_unload() {
 	fi
 }
 
-# What kvreg allocated and never freed, now that it is gone.
-kmemleak_step() {
-	echo scan > /sys/kernel/debug/kmemleak
-	sleep 6
-	echo scan > /sys/kernel/debug/kmemleak
-	cat /sys/kernel/debug/kmemleak > /tmp/kmemleak
-	if grep -q "unreferenced object" /tmp/kmemleak; then
-		cat /tmp/kmemleak
-		record FAIL kmemleak
-	else
-		record PASS kmemleak
-	fi
-}
-
 # only_packages: KVREG_ONLY names package tests and nothing else: this
 # guest loads no module of its own.
 only_packages() {
@@ -154,7 +140,7 @@ run_listed() {
 	case $1 in
 	module/load) only_packages || module_load; return ;;
 	module/unload) only_packages || module_unload; return ;;
-	kmemleak) kmemleak_step; return ;;
+	kmemleak) kmemleak_check kmemleak; return ;;
 	kernel-log)
 		only_packages && return 0
 		if kernel_gaps; then record PASS kernel-log
