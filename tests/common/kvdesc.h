@@ -52,10 +52,10 @@ static inline void kvt_reseal(uint8_t *desc, size_t size)
 }
 
 /*
- * A sealed descriptor of one 4 KiB chunk (rkey 1) with one path, to the
- * IPv4 address @addr and @port: what a peer that is not kvreg's endpoint
- * needs for an importer to connect to it. Returns its size; @desc must
- * have room for it.
+ * A sealed descriptor of one 4 KiB chunk (rkey 1) with one path, to
+ * @addr (IPv4, or IPv6 when it has a colon) and @port: what a peer that
+ * is not kvreg's endpoint needs for an importer to connect to it. Returns
+ * its size; @desc must have room for it.
  */
 static inline size_t kvt_desc_to(uint8_t *desc, const char *addr,
 				 uint16_t port)
@@ -73,9 +73,9 @@ static inline size_t kvt_desc_to(uint8_t *desc, const char *addr,
 	h->length = 4096;
 	h->access = KVREG_ACCESS_REMOTE_READ | KVREG_ACCESS_REMOTE_WRITE;
 	h->nr_paths = 1;
-	p->family = AF_INET;
+	p->family = strchr(addr, ':') ? AF_INET6 : AF_INET;
 	p->port = port;
-	if (inet_pton(AF_INET, addr, p->addr) != 1)
+	if (inet_pton(p->family, addr, p->addr) != 1)
 		return 0;
 	p->nr_chunks = 1;
 	c->iova = 4096;

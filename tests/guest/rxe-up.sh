@@ -15,7 +15,9 @@ while [ "$i" -lt "$n" ]; do
 	# kernel); the pair's links carry jumbo frames (pair-net.sh).
 	ip link set "kvdummy$i" up
 	case $i in
-	0) ip addr add 192.0.2.1/24 dev "kvdummy$i" ;;
+	# integration/ipv6: RoCE v2 over IPv6 too (rxe adds the GID).
+	0) ip addr add 192.0.2.1/24 dev "kvdummy$i"
+	   ip -6 addr add 2001:db8::1/64 dev "kvdummy$i" nodad ;;
 	1) ip addr add 198.51.100.1/24 dev "kvdummy$i" ;;
 	*) ip addr add "203.0.113.$i/32" dev "kvdummy$i" ;;
 	esac
