@@ -83,6 +83,34 @@ static inline struct kvt_exporter *kvt_exporter_start(struct kvreg *kv,
 	return x;
 }
 
+/*
+ * WRITE @len bytes of @mine (registered as @mr) to @r, an import of the
+ * exporter's @pool, then READ them back after the exporter's side
+ * changed: each checked where it landed, the pool and then @mine.
+ */
+static inline void kvt_exporter_roundtrip(struct kvreg *kv, uint8_t *pool,
+					  uint8_t *mine,
+					  const struct kvreg_mr *mr,
+					  const struct kvreg_remote *r,
+					  uint64_t len, uint32_t seed)
+{
+	struct kvreg_error err;
+	int64_t bad;
+
+	kvt_fill(mine, len, seed);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, mr, 0, r, 0, len,
+				       &err), &err);
+	bad = kvt_mismatch(pool, 0, len, seed, 0);
+	CHECK(bad < 0, "WRITE: the exporter's pool differs at %lld",
+	      (long long)bad);
+	kvt_fill(pool, len, seed + 1);
+	memset(mine, 0, len);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, mr, 0, r, 0, len,
+				       &err), &err);
+	bad = kvt_mismatch(mine, 0, len, seed + 1, 0);
+	CHECK(bad < 0, "READ: differs at %lld", (long long)bad);
+}
+
 /* Connections accepted by process @pid, as KVREG_IOC_CONNS lists them. */
 static inline unsigned int kvt_passive_of(struct kvreg *kv, pid_t pid)
 {

@@ -68,15 +68,12 @@ int main(void)
 	struct kvreg_mr *mr;
 	uint8_t desc[256];
 	uint64_t ep;
-	int64_t bad;
 	size_t n;
 	int ret;
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
-	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	CHECK(pool != MAP_FAILED, "mmap");
+	pool = kvt_map_shared(LEN);
 	mine = kvt_map_anon(LEN);
 	x = kvt_exporter_start(kv, pool, LEN, devs[0].index, ADDR);
 	CHECK(kvt_desc_path(x->desc)->family == AF_INET6,
@@ -86,18 +83,7 @@ int main(void)
 	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL,
 				1ULL << devs[0].index, &mr, &err), &err);
 	CHECK_OK(kvreg_import(kv, x->desc, x->desc_size, 0, &r, &err), &err);
-	kvt_fill(mine, LEN, 0x61);
-	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, mr, 0, r, 0, LEN,
-				       &err), &err);
-	bad = kvt_mismatch(pool, 0, LEN, 0x61, 0);
-	CHECK(bad < 0, "WRITE over IPv6: the pool differs at %lld",
-	      (long long)bad);
-	kvt_fill(pool, LEN, 0x62);
-	memset(mine, 0, LEN);
-	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, mr, 0, r, 0, LEN,
-				       &err), &err);
-	bad = kvt_mismatch(mine, 0, LEN, 0x62, 0);
-	CHECK(bad < 0, "READ over IPv6: differs at %lld", (long long)bad);
+	kvt_exporter_roundtrip(kv, pool, mine, mr, r, LEN, 0x61);
 	printf("endpoint [%s]:%u: WRITE and READ of %lu bytes, checked on "
 	       "both sides\n", ADDR, kvt_desc_path(x->desc)->port, LEN);
 	check_listed(kv);

@@ -50,7 +50,7 @@ static void check_not_here(struct kvreg *kv, const struct kvt_exporter *x,
 	      which, mine);
 }
 
-/* WRITE then READ the whole pool through @kv's import of @x. */
+/* WRITE then READ the whole pool through @kv's own import of @x. */
 static void check_moves(struct kvreg *kv, const struct kvt_exporter *x,
 			uint8_t *pool, uint8_t *mine, uint32_t dev,
 			uint32_t seed, const char *which)
@@ -58,23 +58,11 @@ static void check_moves(struct kvreg *kv, const struct kvt_exporter *x,
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	struct kvreg_mr *mr;
-	int64_t bad;
 
 	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL, 1ULL << dev,
 				&mr, &err), &err);
 	CHECK_OK(kvreg_import(kv, x->desc, x->desc_size, 0, &r, &err), &err);
-	kvt_fill(mine, LEN, seed);
-	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, mr, 0, r, 0, LEN,
-				       &err), &err);
-	bad = kvt_mismatch(pool, 0, LEN, seed, 0);
-	CHECK(bad < 0, "%s: WRITE: the exporter's pool differs at %lld",
-	      which, (long long)bad);
-	kvt_fill(pool, LEN, seed + 1);
-	memset(mine, 0, LEN);
-	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, mr, 0, r, 0, LEN,
-				       &err), &err);
-	bad = kvt_mismatch(mine, 0, LEN, seed + 1, 0);
-	CHECK(bad < 0, "%s: READ: differs at %lld", which, (long long)bad);
+	kvt_exporter_roundtrip(kv, pool, mine, mr, r, LEN, seed);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
 	printf("%s: WRITE and READ of %lu bytes, checked on both sides\n",
@@ -94,9 +82,7 @@ int main(void)
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
-	pool = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	CHECK(pool != MAP_FAILED, "mmap");
+	pool = kvt_map_shared(LEN);
 	mine = kvt_map_anon(LEN);
 	x = kvt_exporter_start(kv, pool, LEN, devs[0].index, ADDR);
 	start = kvt_snap(kv);
