@@ -68,7 +68,14 @@ SRC_SHARE=()
 # the kernel reserves the page (early allocations come from the top).
 MEM=$(( ${KVREG_GUEST_MEM:-2048} + 1024 ))
 TIMEOUT=${KVREG_GUEST_TIMEOUT:-1200}
+# A kernel has reached userspace within a minute or two in every run,
+# the debug one on a loaded host included; one that has not after this
+# long is hung (seen once: 7.2 under TCG, both vCPUs busy and not a line
+# on the console for 23 minutes), and waiting for TIMEOUT would cost
+# the run most of an hour.
+BOOT_LIMIT=${KVREG_BOOT_LIMIT:-300}
 boot() {
+	local qemu start
 	rm -f "$OUT/rc" "$OUT/dmesg.log" "$OUT/started"
 	status=0
 	timeout --foreground "$TIMEOUT" qemu-system-x86_64 \
@@ -79,15 +86,27 @@ boot() {
 		-virtfs local,path="$OUT",mount_tag=kvregout,security_model=none,multidevs=remap \
 		"${SRC_SHARE[@]}" "${XCHG[@]}" \
 		"${NET[@]}" -display none -serial stdio -monitor none -no-reboot \
-		< /dev/null || status=$?
+		< /dev/null &
+	qemu=$!
+	start=$SECONDS
+	while [ ! -e "$OUT/started" ] && kill -0 "$qemu" 2>/dev/null; do
+		if [ $((SECONDS - start)) -ge "$BOOT_LIMIT" ]; then
+			echo "boot.sh: no userspace after $BOOT_LIMIT s: the kernel hung; stopping it" >&2
+			kill "$qemu"	# timeout passes it on to QEMU
+			break
+		fi
+		sleep 1
+	done
+	wait "$qemu" || status=$?
 }
 boot
-# A kernel that died before its userspace ran anything (seen once: an
-# int3 oops in sched_clock_cpu at 2 s, under TCG) ran no test: boot once
-# more. Not for a pair, whose other guest is on the same QEMU link.
+# A kernel that died or hung before its userspace ran anything (seen: an
+# int3 oops in sched_clock_cpu at 2 s under TCG, and the hang above) ran
+# no test: boot once more. Not for a pair, whose other guest is on the
+# same QEMU link: pair.sh boots both again when one ends this way.
 if [ ! -s "$OUT/rc" ] && [ ! -e "$OUT/started" ] && [ -z "${KVREG_NET:-}" ]
 then
-	echo "boot.sh: the kernel died before userspace (qemu status $status); booting once more" >&2
+	echo "boot.sh: the kernel died or hung before userspace (qemu status $status); booting once more" >&2
 	boot
 fi
 if [ ! -s "$OUT/rc" ]; then
