@@ -370,10 +370,13 @@ static void kvreg_conn_keepalive(struct work_struct *work)
 	/* Removal holds it for write and cancels this work: never wait. */
 	if (down_read_trylock(&kdev->teardown_rwsem)) {
 		if (conn->qp_live && !kdev->dead) {
-			if (conn->passive)
-				heard = kvreg_conn_heard(conn);
-			else
+			if (!conn->passive)
 				kvreg_conn_keepalive_write(conn);
+			else if (READ_ONCE(conn->established))
+				heard = kvreg_conn_heard(conn);
+			else	/* accepted, and never heard from since */
+				heard = ++conn->keepalive_stuck <
+					KVREG_KEEPALIVE_STUCK;
 		}
 		up_read(&kdev->teardown_rwsem);
 	}
@@ -862,6 +865,17 @@ static int kvreg_conn_accept_charged(struct kvreg_accept *acc)
 	conn->ep = ep;
 	ep->nr_conns++;
 	list_add_tail(&conn->file_node, &kf->conns);
+	/*
+	 * An importer that never completes the handshake (killed while
+	 * connecting, its RTU or REJ lost) would hold this connection, and
+	 * a place under the endpoint's caps, until the CM's REP retries
+	 * end, a minute or more. The keepalive looks from now on, and lets
+	 * go of one not established within as many periods as it gives a
+	 * quiet established one. ESTABLISHED queues it again: no-op then.
+	 */
+	if (conn->keepalive_ms)
+		queue_delayed_work(kvreg_conn_wq, &conn->keepalive,
+				   msecs_to_jiffies(conn->keepalive_ms));
 	mutex_unlock(&kf->lock);
 	return 0;
 

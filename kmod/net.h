@@ -134,7 +134,8 @@ struct kvreg_conn {
 	 * the exporter is gone. Passive, every kvreg_keepalive_ms: a look at
 	 * the QP's expected receive PSN, which every packet of the importer
 	 * moves on; one that stands still for KVREG_KEEPALIVE_STUCK periods
-	 * is a peer gone without a DREQ, and the connection is let go. No
+	 * is a peer gone without a DREQ, and the connection is let go; so
+	 * is one accepted and not established within as many periods. No
 	 * receive is ever posted.
 	 */
 	struct delayed_work keepalive;

@@ -59,4 +59,4 @@ MODULE_PARM_DESC(max_threads,
 unsigned int kvreg_keepalive_ms = 2000;
 module_param_named(keepalive_ms, kvreg_keepalive_ms, uint, 0644);
 MODULE_PARM_DESC(keepalive_ms,
-		 "Keepalive period (ms, at most 65535): an importer writes a zero-length RDMA WRITE twice a period and says its period when it connects, and an exporter lets a peer go whose packets stopped for three of the longer of the two; fixed per connection when it connects; 0: never, on every connection (default 2000)");
+		 "Keepalive period (ms, at most 65535): an importer writes a zero-length RDMA WRITE twice a period and says its period when it connects, and an exporter lets a peer go whose packets stopped for three of the longer of the two, or that did not complete its connection within three; fixed per connection when it connects; 0: never, on every connection (default 2000)");

@@ -10,7 +10,11 @@
  * connected after 9 s (a WRITE of data lands, bytes checked), where an
  * exporter deaf to the request lets it go in about 1.5 s. One that says
  * 0 (it sends none) is looked at with the exporter's own period, and let
- * go once it falls quiet.
+ * go once it falls quiet. One that never completes the handshake (the
+ * exporter's REP answered by no RTU, as an importer killed while it
+ * connects leaves it) is let go within three periods too, where the
+ * CM's REP retries alone would hold it, and a place under the endpoint's
+ * caps, for a minute or more.
  */
 #include "kvpeer.h"
 #include "kvexport.h"
@@ -53,6 +57,30 @@ static void connect_saying(struct kvt_peer *p, const uint8_t *desc,
 	CHECK(kvt_peer_connect_ka(p, desc, kvt_desc_head(desc)->secret, buf,
 				  LEN, period, NULL) ==
 	      RDMA_CM_EVENT_ESTABLISHED, "connect");
+}
+
+/*
+ * A request with the export's secret from an id with no QP: librdmacm
+ * hands the exporter's REP to us as CONNECT_RESPONSE, and without
+ * rdma_establish() no RTU is ever sent.
+ */
+static void request_no_rtu(struct kvt_peer *p, const uint8_t *desc)
+{
+	struct kvreg_cm_req req = {
+		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
+	};
+	struct rdma_conn_param param = {
+		.private_data = &req, .private_data_len = sizeof(req),
+		.initiator_depth = 1, .retry_count = 6, .rnr_retry_count = 6,
+		.qp_num = 0x1234,	/* no such QP: nothing answers REP */
+	};
+
+	memcpy(req.secret, kvt_desc_head(desc)->secret, sizeof(req.secret));
+	kvt_peer_resolve(p, desc);
+	CHECK(!rdma_connect(p->id, &param), "rdma_connect: %s",
+	      strerror(errno));
+	CHECK(kvt_peer_event(p, NULL) == RDMA_CM_EVENT_CONNECT_RESPONSE,
+	      "the exporter did not answer the request with a REP");
 }
 
 static enum ibv_wc_status zero_write(struct kvt_peer *p, uint8_t *buf)
@@ -122,6 +150,28 @@ int main(void)
 	printf("an importer that said 0 and fell quiet: let go after %.1f s\n",
 	       gone);
 	kvt_peer_close(&p, false);
+
+	/* Never established: let go within three periods as well. */
+	request_no_rtu(&p, desc);
+	/* The REP may come before the accept work lists the connection. */
+	t0 = kvt_now();
+	while (!kvt_passive_of(kv, getpid()) && kvt_now() - t0 < 5)
+		usleep(10 * 1000);
+	CHECK(kvt_passive_of(kv, getpid()) == 1,
+	      "the exporter lists %u connections, not the half-made one",
+	      kvt_passive_of(kv, getpid()));
+	t0 = kvt_now();
+	while (kvt_passive_of(kv, getpid()) && kvt_now() - t0 < 10)
+		usleep(100 * 1000);
+	gone = kvt_now() - t0;
+	CHECK(!kvt_passive_of(kv, getpid()),
+	      "a connection never established (no RTU) was kept for 10 s "
+	      "with keepalive_ms at 500");
+	printf("an importer that never sent its RTU: let go after %.1f s\n",
+	       gone);
+	/* Its id only now: destroying it would have sent a REJ. */
+	rdma_destroy_id(p.id);
+	rdma_destroy_event_channel(p.ch);
 
 	CHECK_OK(kvreg_unlisten(kv, ep, &err), &err);
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
