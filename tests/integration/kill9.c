@@ -10,17 +10,38 @@
  * process, and the half-made registration leaves nothing either. The
  * record is the proof that the kill fell inside the call; a kill between
  * two calls leaves it empty, and is made again.
+ *
+ * And one killed under load: an importer with a synchronous transfer in
+ * flight and its SUBMIT queue full, never reaped. Its exporter loses the
+ * connection, pins, MRs, QPs and cm_ids go back to where they were, and a
+ * new importer of the same export moves bytes, checked on both sides.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kvtransfer.h"
+#include "kvexport.h"
 
 #define BIG		(256ULL << 20)
 #define TRIES		10
+#define ADDR		"192.0.2.1"
+#define POOL		(8 * SZ_2M)
+#define LOCAL		(4 * SZ_2M)
+/*
+ * Small enough that the work in flight (a full queue of 128 operations
+ * and one transfer) is acknowledged within the QPs' retries on a loaded
+ * TCG host: with 64 KiB operations and 2 MiB transfers, 6.12's rail ran
+ * out of them beside the debug guest, and its mends left the exporter
+ * connections half made, which the CM drops only after a minute.
+ */
+#define OP_LEN		SZ_4K
+#define SYNC_LEN	(256 * 1024UL)
+#define NR_OPS		(2 * KVREG_SUBMIT_DEPTH)	/* one SUBMIT's */
+#define KEEPALIVE	"/sys/module/kvreg/parameters/keepalive_ms"
 
 static void child(int ready_fd)
 {
@@ -53,14 +74,52 @@ static void wait_released(struct kvreg *kv, const struct kvt_snap *before)
 	}
 }
 
+/* What a child of this test runs, and what it is given. */
+struct child_job {
+	void (*run)(const struct child_job *job, int ready);
+	uint32_t dev;
+	struct kvreg_error *rec;	/* registerer */
+	struct kvt_exporter *x;		/* loader */
+	struct load_marks *marks;	/* loader */
+};
+
+/*
+ * Fork a child that leaves the parent's file alone and runs @job, and
+ * return once it wrote its first byte to @ready: it got going.
+ */
+static pid_t start_child(struct kvreg *kv, const struct child_job *job,
+			 const char *what)
+{
+	int ready[2];
+	char byte;
+	pid_t pid;
+
+	CHECK(!pipe(ready), "pipe");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		/* A failing parent must not leave it running. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		kvreg_close(kv);
+		close(ready[0]);
+		job->run(job, ready[1]);
+		exit(T_FAIL);
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &byte, 1) == 1, "the %s did not get going", what);
+	close(ready[0]);
+	return pid;
+}
+
 /*
  * Registers and deregisters BIG in a loop, its record in @rec. Each time
  * in a fresh mapping never touched: the pin faults every page in, and
  * that is most of the call, so that most kills fall where a REGISTER
  * looks for them (GUP and kvreg's pin both stop on a fatal signal).
  */
-static void registerer(uint32_t dev, struct kvreg_error *rec, int ready)
+static void registerer(const struct child_job *job, int ready)
 {
+	struct kvreg_error *rec = job->rec;
 	struct kvreg *kv = kvt_open();
 
 	CHECK(write(ready, "r", 1) == 1, "ready");
@@ -70,7 +129,8 @@ static void registerer(uint32_t dev, struct kvreg_error *rec, int ready)
 		struct kvreg_register reg = {
 			.size = sizeof(reg), .error = (uintptr_t)rec,
 			.error_size = sizeof(*rec), .length = BIG,
-			.access = KVREG_ACCESS_ALL, .device_mask = 1ULL << dev,
+			.access = KVREG_ACCESS_ALL,
+			.device_mask = 1ULL << job->dev,
 		};
 		struct kvreg_deregister dereg = {
 			.size = sizeof(dereg), .error = (uintptr_t)rec,
@@ -102,27 +162,15 @@ static void kill_inside_register(struct kvreg *kv, uint32_t dev)
 	struct kvreg_error *rec = mmap(NULL, sizeof(*rec),
 				       PROT_READ | PROT_WRITE,
 				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const struct child_job job = { .run = registerer, .dev = dev, .rec = rec };
 	unsigned int t, interrupted = 0, between = 0;
 	struct kvt_snap before = kvt_snap(kv);
-	int ready[2], status;
-	char byte;
+	int status;
 	pid_t pid;
 
 	CHECK(rec != MAP_FAILED, "mmap");
 	for (t = 0; t < TRIES && interrupted < 3; t++) {
-		CHECK(!pipe(ready), "pipe");
-		pid = fork();
-		CHECK(pid >= 0, "fork");
-		if (!pid) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			kvreg_close(kv);
-			close(ready[0]);
-			registerer(dev, rec, ready[1]);
-		}
-		close(ready[1]);
-		CHECK(read(ready[0], &byte, 1) == 1,
-		      "the registerer did not start");
-		close(ready[0]);
+		pid = start_child(kv, &job, "registerer");
 		/* A few calls in: most of the time goes to pinning. */
 		usleep((200 + 50 * t) * 1000);
 		CHECK(!kill(pid, SIGKILL), "kill");
@@ -145,6 +193,174 @@ static void kill_inside_register(struct kvreg *kv, uint32_t dev)
 	       "INTERRUPTED, %u fell between calls; nothing left of them\n",
 	       t, BIG >> 20, interrupted, between);
 	munmap(rec, sizeof(*rec));
+}
+
+/* What a loader had going when it was killed, in memory shared with it. */
+struct load_marks {
+	atomic_uint submitted;	/* operations SUBMIT took, never reaped */
+	atomic_bool refused;	/* SUBMIT took fewer than asked */
+	atomic_uint sync_started, sync_done;
+};
+
+struct loader {
+	struct kvreg *kv;
+	struct kvreg_mr *local;
+	struct kvreg_remote *r;
+	struct load_marks *marks;
+};
+
+/* Synchronous WRITEs and READs, back to back, until killed. */
+static void *sync_mover(void *arg)
+{
+	struct loader *l = arg;
+	struct kvreg_error err;
+	unsigned int i;
+
+	for (i = 0;; i++) {
+		atomic_fetch_add(&l->marks->sync_started, 1);
+		CHECK_OK(kvreg_transfer_remote(l->kv, i % 2 ? KVREG_OP_READ :
+					       KVREG_OP_WRITE, l->local, 0,
+					       l->r, SZ_2M, SYNC_LEN, &err),
+			 &err);
+		atomic_fetch_add(&l->marks->sync_done, 1);
+	}
+	return NULL;
+}
+
+/*
+ * An importer of @x that keeps a synchronous transfer in flight and
+ * submits twice the rail's queue at a time, so that SUBMIT takes fewer
+ * than it asks however fast the operations complete (on the debug
+ * kernel they completed as fast as 64 at a time were submitted, and the
+ * queue filled only once 65536 unreaped completions did); says ready
+ * once a synchronous transfer is done too, and goes on; it never reaps.
+ */
+static void loader(const struct child_job *job, int ready)
+{
+	struct load_marks *marks = job->marks;
+	struct loader l = { .kv = kvt_open(), .marks = marks };
+	uint8_t *mine = kvt_map_anon(LOCAL);
+	struct kvreg_op ops[NR_OPS];
+	struct kvreg_error err;
+	unsigned int acc, i;
+	bool said = false;
+	pthread_t t;
+	int ret;
+
+	CHECK_OK(kvreg_register(l.kv, mine, LOCAL, KVREG_ACCESS_ALL,
+				1ULL << job->dev, &l.local, &err), &err);
+	CHECK_OK(kvreg_import(l.kv, job->x->desc, job->x->desc_size, 0, &l.r,
+			      &err), &err);
+	for (i = 0; i < NR_OPS; i++)
+		kvreg_op_prep(&ops[i], i % 2 ? KVREG_OP_READ : KVREG_OP_WRITE,
+			      l.local, SZ_2M + i % 32 * OP_LEN, l.r,
+			      i % 32 * OP_LEN, OP_LEN, i);
+	CHECK(!pthread_create(&t, NULL, sync_mover, &l), "pthread_create");
+	for (;;) {
+		acc = 0;
+		ret = kvreg_submit(l.kv, ops, NR_OPS, &acc, &err);
+		CHECK(!ret || ret == -EDQUOT || ret == -EAGAIN,
+		      "SUBMIT under load: %d reason %u", ret, err.reason);
+		atomic_fetch_add(&marks->submitted, acc);
+		if (ret || acc < NR_OPS)
+			atomic_store(&marks->refused, true);
+		if (!said && atomic_load(&marks->refused) &&
+		    atomic_load(&marks->sync_done) > 0) {
+			CHECK(write(ready, "r", 1) == 1, "ready");
+			said = true;
+		}
+		if (ret || acc < NR_OPS)
+			usleep(1000);
+	}
+}
+
+/*
+ * Kill an importer under load; the exporter, the module and a new
+ * importer carry on as if it had closed its file.
+ */
+static void kill_under_load(struct kvreg *kv, uint32_t dev)
+{
+	struct load_marks *marks = kvt_map_shared(sizeof(*marks));
+	uint8_t *pool = kvt_map_shared(POOL), *mine = kvt_map_anon(SZ_2M);
+	struct kvt_exporter *x = kvt_exporter_start(kv, pool, POOL, dev, ADDR);
+	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
+	struct kvt_snap before = kvt_snap(kv);
+	unsigned int in_flight, submitted;
+	double t0, bound_s;
+	struct kvreg_error err;
+	struct kvreg_remote *r;
+	const struct child_job job = {
+		.run = loader, .dev = dev, .x = x, .marks = marks,
+	};
+	struct kvreg_mr *local;
+	int status;
+	pid_t pid;
+
+	pid = start_child(kv, &job, "loader");
+	CHECK(kvt_passive_of(kv, x->pid) == 1, "the exporter holds %u "
+	      "connections, not the loader's one", kvt_passive_of(kv, x->pid));
+	/* Wait for a synchronous transfer to be under way, then kill. */
+	t0 = kvt_now();
+	while (atomic_load(&marks->sync_started) ==
+	       atomic_load(&marks->sync_done) && kvt_now() - t0 < 10.0)
+		;
+	CHECK(!kill(pid, SIGKILL), "kill");
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+	      WTERMSIG(status) == SIGKILL, "the loader ended other than by "
+	      "the kill: %#x", status);
+	/* Read once it is dead: what the loader had going when it died. */
+	in_flight = atomic_load(&marks->sync_started) -
+		    atomic_load(&marks->sync_done);
+	submitted = atomic_load(&marks->submitted);
+	CHECK(in_flight == 1 && submitted > 0 && atomic_load(&marks->refused),
+	      "not under load at the kill: %u synchronous in flight, %u "
+	      "submitted, SUBMIT %s", in_flight, submitted,
+	      atomic_load(&marks->refused) ? "full" : "never full");
+
+	/*
+	 * Its DREQ lets the exporter go at once; if that was lost, the
+	 * exporter's keepalive does, after three of its periods.
+	 */
+	bound_s = 3 * kvt_read_param(KEEPALIVE) / 1000.0 + 10.0;
+	t0 = kvt_now();
+	while (kvt_now() - t0 < bound_s && (kvt_passive_of(kv, x->pid) ||
+					    kvt_rdma_res("qp") > qps ||
+					    kvt_rdma_res("cm_id") > ids))
+		usleep(10000);
+	t0 = kvt_now() - t0;
+	CHECK(!kvt_passive_of(kv, x->pid), "the exporter still holds the "
+	      "dead importer's connection after %.1f s", t0);
+	CHECK(kvt_rdma_res("qp") <= qps && kvt_rdma_res("cm_id") <= ids,
+	      "QPs %ld (%ld before), cm_ids %ld (%ld before)",
+	      kvt_rdma_res("qp"), qps, kvt_rdma_res("cm_id"), ids);
+	wait_released(kv, &before);
+	kvt_check_unchanged(kv, &before, "after an importer under load was "
+			    "killed");
+
+	/* The export still serves: bytes both ways, checked both sides. */
+	CHECK_OK(kvreg_register(kv, mine, SZ_2M, KVREG_ACCESS_ALL, 1ULL << dev,
+				&local, &err), &err);
+	CHECK_OK(kvreg_import(kv, x->desc, x->desc_size, 0, &r, &err), &err);
+	kvt_fill(mine, SZ_2M, 0x6B);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_WRITE, local, 0, r,
+				       3 * SZ_2M, SZ_2M, &err), &err);
+	CHECK(kvt_mismatch(pool, 3 * SZ_2M, SZ_2M, 0x6B, 0) < 0,
+	      "a WRITE after the kill did not land");
+	kvt_fill(pool + 5 * SZ_2M, SZ_2M, 0x7C);
+	CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, local, 0, r,
+				       5 * SZ_2M, SZ_2M, &err), &err);
+	CHECK(kvt_mismatch(mine, 0, SZ_2M, 0x7C, 0) < 0,
+	      "a READ after the kill brought other bytes");
+	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
+	CHECK_OK(kvreg_deregister(kv, local, &err), &err);
+	kvt_exporter_stop(x);
+	printf("an importer killed with a synchronous transfer in flight and "
+	       "%u operations submitted, SUBMIT full: its connection gone in "
+	       "%.2f s, nothing left; the export still moves bytes\n",
+	       submitted, t0);
+	munmap(pool, POOL);
+	munmap(mine, SZ_2M);
+	munmap(marks, sizeof(*marks));
 }
 
 int main(void)
@@ -187,6 +403,7 @@ int main(void)
 	       (unsigned long long)(during.mrs - after.mrs));
 
 	kill_inside_register(kv, devs[0].index);
+	kill_under_load(kv, devs[0].index);
 	kvreg_close(kv);
 	return T_PASS;
 }
