@@ -20,10 +20,10 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "kvchild.h"
 #include "kvexport.h"
 
 #define BIG		(256ULL << 20)
@@ -43,20 +43,23 @@
 #define NR_OPS		(2 * KVREG_SUBMIT_DEPTH)	/* one SUBMIT's */
 #define KEEPALIVE	"/sys/module/kvreg/parameters/keepalive_ms"
 
-static void child(int ready_fd)
+/* Three registrations of 8 MiB, then nothing until killed. */
+static void holder(void *parent)
 {
-	struct kvreg *kv = kvt_open();
 	struct kvreg_error err;
 	struct kvreg_mr *mr;
+	struct kvreg *kv;
 	int i;
 
+	kvreg_close(parent);
+	kv = kvt_open();
 	for (i = 0; i < 3; i++) {
 		uint8_t *p = kvt_map_anon(4 * SZ_2M);
 
 		CHECK_OK(kvreg_register(kv, p, 4 * SZ_2M, KVREG_ACCESS_ALL, 0,
 					&mr, &err), &err);
 	}
-	CHECK(write(ready_fd, "r", 1) == 1, "pipe");
+	kvt_send_byte(kvt_me.ack, 'r');
 	for (;;)
 		pause();
 }
@@ -74,9 +77,9 @@ static void wait_released(struct kvreg *kv, const struct kvt_snap *before)
 	}
 }
 
-/* What a child of this test runs, and what it is given. */
+/* What a child of this test is given. */
 struct child_job {
-	void (*run)(const struct child_job *job, int ready);
+	struct kvreg *parent;		/* the parent's file: not the child's */
 	uint32_t dev;
 	struct kvreg_error *rec;	/* registerer */
 	struct kvt_exporter *x;		/* loader */
@@ -84,31 +87,16 @@ struct child_job {
 };
 
 /*
- * Fork a child that leaves the parent's file alone and runs @job, and
- * return once it wrote its first byte to @ready: it got going.
+ * Spawn @fn(@arg), which closes the parent's file in it first, and
+ * return once it said 'r': it got going.
  */
-static pid_t start_child(struct kvreg *kv, const struct child_job *job,
-			 const char *what)
+static pid_t start_child(void (*fn)(void *arg), void *arg)
 {
-	int ready[2];
-	char byte;
-	pid_t pid;
+	struct kvt_child c = kvt_spawn(fn, arg, 'r');
 
-	CHECK(!pipe(ready), "pipe");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (!pid) {
-		/* A failing parent must not leave it running. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		kvreg_close(kv);
-		close(ready[0]);
-		job->run(job, ready[1]);
-		exit(T_FAIL);
-	}
-	close(ready[1]);
-	CHECK(read(ready[0], &byte, 1) == 1, "the %s did not get going", what);
-	close(ready[0]);
-	return pid;
+	close(c.cmd);
+	close(c.ack);
+	return c.pid;
 }
 
 /*
@@ -117,12 +105,15 @@ static pid_t start_child(struct kvreg *kv, const struct child_job *job,
  * that is most of the call, so that most kills fall where a REGISTER
  * looks for them (GUP and kvreg's pin both stop on a fatal signal).
  */
-static void registerer(const struct child_job *job, int ready)
+static void registerer(void *arg)
 {
+	const struct child_job *job = arg;
 	struct kvreg_error *rec = job->rec;
-	struct kvreg *kv = kvt_open();
+	struct kvreg *kv;
 
-	CHECK(write(ready, "r", 1) == 1, "ready");
+	kvreg_close(job->parent);
+	kv = kvt_open();
+	kvt_send_byte(kvt_me.ack, 'r');
 	for (;;) {
 		uint8_t *p = mmap(NULL, BIG, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -162,7 +153,7 @@ static void kill_inside_register(struct kvreg *kv, uint32_t dev)
 	struct kvreg_error *rec = mmap(NULL, sizeof(*rec),
 				       PROT_READ | PROT_WRITE,
 				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	const struct child_job job = { .run = registerer, .dev = dev, .rec = rec };
+	struct child_job job = { .parent = kv, .dev = dev, .rec = rec };
 	unsigned int t, interrupted = 0, between = 0;
 	struct kvt_snap before = kvt_snap(kv);
 	int status;
@@ -170,7 +161,7 @@ static void kill_inside_register(struct kvreg *kv, uint32_t dev)
 
 	CHECK(rec != MAP_FAILED, "mmap");
 	for (t = 0; t < TRIES && interrupted < 3; t++) {
-		pid = start_child(kv, &job, "registerer");
+		pid = start_child(registerer, &job);
 		/* A few calls in: most of the time goes to pinning. */
 		usleep((200 + 50 * t) * 1000);
 		CHECK(!kill(pid, SIGKILL), "kill");
@@ -235,10 +226,11 @@ static void *sync_mover(void *arg)
  * queue filled only once 65536 unreaped completions did); says ready
  * once a synchronous transfer is done too, and goes on; it never reaps.
  */
-static void loader(const struct child_job *job, int ready)
+static void loader(void *arg)
 {
+	const struct child_job *job = arg;
 	struct load_marks *marks = job->marks;
-	struct loader l = { .kv = kvt_open(), .marks = marks };
+	struct loader l = { .marks = marks };
 	uint8_t *mine = kvt_map_anon(LOCAL);
 	struct kvreg_op ops[NR_OPS];
 	struct kvreg_error err;
@@ -247,6 +239,8 @@ static void loader(const struct child_job *job, int ready)
 	pthread_t t;
 	int ret;
 
+	kvreg_close(job->parent);
+	l.kv = kvt_open();
 	CHECK_OK(kvreg_register(l.kv, mine, LOCAL, KVREG_ACCESS_ALL,
 				1ULL << job->dev, &l.local, &err), &err);
 	CHECK_OK(kvreg_import(l.kv, job->x->desc, job->x->desc_size, 0, &l.r,
@@ -266,7 +260,7 @@ static void loader(const struct child_job *job, int ready)
 			atomic_store(&marks->refused, true);
 		if (!said && atomic_load(&marks->refused) &&
 		    atomic_load(&marks->sync_done) > 0) {
-			CHECK(write(ready, "r", 1) == 1, "ready");
+			kvt_send_byte(kvt_me.ack, 'r');
 			said = true;
 		}
 		if (ret || acc < NR_OPS)
@@ -289,14 +283,14 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	double t0, bound_s;
 	struct kvreg_error err;
 	struct kvreg_remote *r;
-	const struct child_job job = {
-		.run = loader, .dev = dev, .x = x, .marks = marks,
+	struct child_job job = {
+		.parent = kv, .dev = dev, .x = x, .marks = marks,
 	};
 	struct kvreg_mr *local;
 	int status;
 	pid_t pid;
 
-	pid = start_child(kv, &job, "loader");
+	pid = start_child(loader, &job);
 	CHECK(kvt_passive_of(kv, x->pid) == 1, "the exporter holds %u "
 	      "connections, not the loader's one", kvt_passive_of(kv, x->pid));
 	/* Wait for a synchronous transfer to be under way, then kill. */
@@ -369,24 +363,13 @@ int main(void)
 	struct kvreg *kv = kvt_open();
 	struct kvt_snap before;
 	struct kvreg_stats during, after;
-	int fds[2], status;
+	int status;
 	pid_t pid;
-	char c;
 
 	if (!kvt_devices(kv, devs))
 		kvt_skip("no RDMA device");
 	before = kvt_snap(kv);
-	CHECK(!pipe(fds), "pipe");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (!pid) {
-		/* A failing parent must not leave it holding registrations. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(fds[0]);
-		child(fds[1]);
-	}
-	close(fds[1]);
-	CHECK(read(fds[0], &c, 1) == 1, "child died before registering");
+	pid = start_child(holder, kv);
 	kvt_check_pinned(kv, &before, 3 * 4 * SZ_2M / SZ_4K, "child");
 	during = kvt_stats(kv);
 	CHECK(during.registrations - before.st.registrations == 3,
