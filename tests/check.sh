@@ -179,11 +179,15 @@ summary() {
 	if [ "$f" -gt 0 ]; then
 		# CI keeps the head and the tail of a long run's output: what
 		# a failed check said must be in the tail to be read at all.
+		# Each line after the guest whose log it is in (pair/a, ...),
+		# once however many logs say it.
 		echo "what the failed checks said (every guest's log):"
-		find "$OUT" -name console.log -exec grep -hE \
+		find "$OUT" -name console.log -exec grep -HE \
 			'\.[ch]:[0-9]+: |\(exit status [0-9]+\)|^ *File ".*", line|Oops|BUG:' \
-			{} + 2>/dev/null | awk '!seen[$0]++' | head -n 40 |
-			cut -c1-600 | sed 's/^ */  /'
+			{} + 2>/dev/null |
+			sed "s|^$OUT/||; s|/console.log: *|: |" |
+			awk '{ m = $0; sub(/^[^ ]*: /, "", m) } !seen[m]++' |
+			head -n 40 | cut -c1-600 | sed 's/^/  /'
 		echo "failed:"
 		grep '^FAIL ' "$RESULTS" | sed 's/^FAIL /  /'
 	fi
