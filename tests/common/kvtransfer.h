@@ -197,6 +197,59 @@ static inline struct kvreg_remote *kvt_self_import(struct kvreg *kv,
 }
 
 /*
+ * An attack through @desc, which the exporter must refuse: a fresh IMPORT,
+ * one @op of 4 KiB between @local and the region, and the UNIMPORT. Returns
+ * the transfer's return, its error in @err, for kvt_refused_posted().
+ *
+ * What is tried again never reached the exporter's device with the key:
+ * on every kernel, the CM refusing the connect as stale (REJ status 10,
+ * IB_CM_REJ_STALE_CONN: the QP number rxe reuses still names the
+ * exporter's end of an earlier connection, which it is told to drop); on
+ * 5.10, whose rxe drops a request with a bad rkey rather than NAK it, so
+ * that such ends linger, also a connect left unanswered (CONN_TIMEOUT)
+ * and a connection lost before the transfer was posted (CONN_LOST with
+ * no work completion: a late request of that QP number made the
+ * exporter's CM drop the new connection as stale). Each retry is counted
+ * in *@retries when it is given.
+ */
+static inline int kvt_attack(struct kvreg *kv, const uint8_t *desc, size_t n,
+			     enum kvreg_transfer_op op, struct kvreg_mr *local,
+			     unsigned int *retries, struct kvreg_error *err)
+{
+	int ret, stale = 0, timeouts = 0, lost = 0;
+	struct kvreg_error unimport_err;
+	struct kvreg_remote *r;
+	char msg[512];
+
+	for (;;) {
+		ret = kvreg_import(kv, desc, n, 0, &r, err);
+		if (ret && ((err->reason == KVREG_REASON_CONN_REJECTED &&
+			     err->driver_errno == 10 && ++stale < 40) ||
+			    (kvt_on_5_10() &&
+			     err->reason == KVREG_REASON_CONN_TIMEOUT &&
+			     ++timeouts < 4))) {
+			if (retries)
+				++*retries;
+			usleep(250 * 1000);
+			continue;
+		}
+		kvreg_format_error(err, ret, msg, sizeof(msg));
+		CHECK(!ret, "the forged descriptor's IMPORT failed: %s", msg);
+		ret = kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K, err);
+		CHECK_OK(kvreg_unimport(kv, r, &unimport_err), &unimport_err);
+		if (kvt_on_5_10() && ret == -ENOTCONN &&
+		    err->reason == KVREG_REASON_CONN_LOST && !err->wc_status &&
+		    ++lost < 8) {
+			if (retries)
+				++*retries;
+			usleep(250 * 1000);
+			continue;
+		}
+		return ret;
+	}
+}
+
+/*
  * The mappings' turn: a TRANSFER between two registrations is a CPU copy,
  * which proves the pins but not what the devices see. So @mb is exported
  * and imported back, and the edges are crossed by RDMA: @ma's DMA runs

@@ -329,7 +329,6 @@ static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	size_t n = ctl->desc_size;
 	struct kvreg_desc_chunk *c;
-	struct kvreg_remote *r;
 	struct kvreg_error err;
 	struct kvt_child other;
 	int op, ret;
@@ -345,13 +344,10 @@ static void check_isolation(struct kvreg *kv, struct kvreg_mr *local,
 	for (op = KVREG_OP_WRITE; op <= KVREG_OP_READ; op++) {
 		kvt_fill(mine, SZ_4K, 0x11);
 		/* A fresh connection each time: a refusal ends one. */
-		CHECK_OK(kvreg_import(kv, forged, n, 0, &r, &err), &err);
-		ret = kvreg_transfer_remote(kv, op, local, 0, r, 0, SZ_4K,
-					    &err);
+		ret = kvt_attack(kv, forged, n, op, local, NULL, &err);
 		CHECK(kvt_refused_posted(ret, &err), "a third process's rkey "
 		      "was not refused once posted: %d reason %u wc %u", ret,
 		      err.reason, err.wc_status);
-		CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	}
 	CHECK(kvt_mismatch(mine, 0, SZ_4K, 0x11, 0) < 0,
 	      "READ brought bytes of the third process");
