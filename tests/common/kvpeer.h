@@ -76,19 +76,33 @@ static uint8_t kvt_peer_ack_timeout __attribute__((unused)) = 14;
  * bytes) registered locally, and send the request with @secret, saying
  * @keepalive_ms; the answer comes as an event on p->ch.
  */
+/*
+ * The request a kvreg importer sends: @req, kvreg's private data with
+ * @secret and @keepalive_ms, carried by @param.
+ */
+static inline void kvt_peer_req_init(struct kvreg_cm_req *req,
+				     struct rdma_conn_param *param,
+				     const uint8_t *secret,
+				     uint16_t keepalive_ms)
+{
+	*req = (struct kvreg_cm_req) {
+		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
+		.keepalive_ms = keepalive_ms,
+	};
+	memcpy(req->secret, secret, sizeof(req->secret));
+	*param = (struct rdma_conn_param) {
+		.private_data = req, .private_data_len = sizeof(*req),
+		/* Not 7: rxe reads 7 as "retry for ever". */
+		.initiator_depth = 1, .retry_count = 6, .rnr_retry_count = 6,
+	};
+}
+
 static inline void kvt_peer_request(struct kvt_peer *p, const uint8_t *desc,
 				    const uint8_t *secret, uint8_t *buf,
 				    size_t len, uint16_t keepalive_ms)
 {
-	struct kvreg_cm_req req = {
-		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
-		.keepalive_ms = keepalive_ms,
-	};
-	struct rdma_conn_param param = {
-		.private_data = &req, .private_data_len = sizeof(req),
-		/* Not 7: rxe reads 7 as "retry for ever". */
-		.initiator_depth = 1, .retry_count = 6, .rnr_retry_count = 6,
-	};
+	struct rdma_conn_param param;
+	struct kvreg_cm_req req;
 	uint8_t ack_timeout = kvt_peer_ack_timeout;
 	struct ibv_qp_init_attr qa = {
 		.cap = { .max_send_wr = 64, .max_recv_wr = 1,
@@ -96,7 +110,7 @@ static inline void kvt_peer_request(struct kvt_peer *p, const uint8_t *desc,
 		.qp_type = IBV_QPT_RC,
 	};
 
-	memcpy(req.secret, secret, sizeof(req.secret));
+	kvt_peer_req_init(&req, &param, secret, keepalive_ms);
 	kvt_peer_resolve(p, desc);
 	CHECK(!rdma_set_option(p->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
 			       &ack_timeout, sizeof(ack_timeout)),

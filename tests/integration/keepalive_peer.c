@@ -66,16 +66,11 @@ static void connect_saying(struct kvt_peer *p, const uint8_t *desc,
  */
 static void request_no_rtu(struct kvt_peer *p, const uint8_t *desc)
 {
-	struct kvreg_cm_req req = {
-		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
-	};
-	struct rdma_conn_param param = {
-		.private_data = &req, .private_data_len = sizeof(req),
-		.initiator_depth = 1, .retry_count = 6, .rnr_retry_count = 6,
-		.qp_num = 0x1234,	/* no such QP: nothing answers REP */
-	};
+	struct rdma_conn_param param;
+	struct kvreg_cm_req req;
 
-	memcpy(req.secret, kvt_desc_head(desc)->secret, sizeof(req.secret));
+	kvt_peer_req_init(&req, &param, kvt_desc_head(desc)->secret, 0);
+	param.qp_num = 0x1234;	/* no such QP: nothing answers REP */
 	kvt_peer_resolve(p, desc);
 	CHECK(!rdma_connect(p->id, &param), "rdma_connect: %s",
 	      strerror(errno));
