@@ -208,9 +208,9 @@ static inline struct kvreg_remote *kvt_self_import(struct kvreg *kv,
  * 5.10, whose rxe drops a request with a bad rkey rather than NAK it, so
  * that such ends linger, also a connect left unanswered (CONN_TIMEOUT)
  * and a connection lost before the transfer was posted (CONN_LOST with
- * no work completion: a late request of that QP number made the
- * exporter's CM drop the new connection as stale). Each retry is counted
- * in *@retries when it is given.
+ * no work completion; seen under load, most likely the same stale-QP
+ * handling dropping a connection just made). Each retry is counted in
+ * *@retries when it is given.
  */
 static inline int kvt_attack(struct kvreg *kv, const uint8_t *desc, size_t n,
 			     enum kvreg_transfer_op op, struct kvreg_mr *local,
