@@ -559,16 +559,12 @@ static inline long kvt_rdma_res_of_dev(const struct nlmsghdr *h,
  */
 static inline long kvt_rdma_res_netlink(const char *kind)
 {
-	struct {
-		struct nlmsghdr h;
-	} req = {
-		.h = {
-			.nlmsg_len = NLMSG_LENGTH(0),
-			.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
-						       RDMA_NLDEV_CMD_RES_GET),
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-			.nlmsg_seq = 1,
-		},
+	struct nlmsghdr req = {
+		.nlmsg_len = NLMSG_LENGTH(0),
+		.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
+					       RDMA_NLDEV_CMD_RES_GET),
+		.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		.nlmsg_seq = 1,
 	};
 	char buf[65536] __attribute__((aligned(8)));
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
@@ -577,7 +573,7 @@ static inline long kvt_rdma_res_netlink(const char *kind)
 	int done = 0;
 
 	CHECK(fd >= 0, "RDMA netlink socket: %s", strerror(errno));
-	CHECK(send(fd, &req, req.h.nlmsg_len, 0) == (ssize_t)req.h.nlmsg_len,
+	CHECK(send(fd, &req, req.nlmsg_len, 0) == (ssize_t)req.nlmsg_len,
 	      "RDMA netlink request: %s", strerror(errno));
 	while (!done) {
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
