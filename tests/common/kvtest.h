@@ -169,18 +169,31 @@ static inline uint8_t kvt_byte(uint32_t seed, uint64_t off)
  */
 #define KVT_WORDS (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
-static inline void kvt_fill(void *buf, uint64_t len, uint32_t seed)
+/*
+ * @buf gets the bytes @seed's pattern has at [@seed_off, @seed_off +
+ * @len): one pattern laid over a whole pool, written a piece at a time,
+ * reads the same from any offset of it (kvt_mismatch() with @seed_off),
+ * so a piece that lands at another offset is seen.
+ */
+static inline void kvt_fill_from(void *buf, uint64_t len, uint32_t seed,
+				 uint64_t seed_off)
 {
 	uint8_t *p = buf;
 	uint64_t i = 0, w;
 
-	if (KVT_WORDS)
-		for (; i + 8 <= len; i += 8) {
-			w = kvt_word(seed, i / 8);
-			memcpy(p + i, &w, 8);
-		}
+	for (; i < len && (!KVT_WORDS || (seed_off + i) % 8); i++)
+		p[i] = kvt_byte(seed, seed_off + i);
+	for (; KVT_WORDS && i + 8 <= len; i += 8) {
+		w = kvt_word(seed, (seed_off + i) / 8);
+		memcpy(p + i, &w, 8);
+	}
 	for (; i < len; i++)
-		p[i] = kvt_byte(seed, i);
+		p[i] = kvt_byte(seed, seed_off + i);
+}
+
+static inline void kvt_fill(void *buf, uint64_t len, uint32_t seed)
+{
+	kvt_fill_from(buf, len, seed, 0);
 }
 
 /* First offset in [off, off+len) where buf differs from the pattern. */

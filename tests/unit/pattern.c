@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
  * The test pattern's word-at-a-time helpers against its definition,
- * kvt_byte(): the same bytes from kvt_fill(), the same first offset from
- * kvt_mismatch() at every alignment of buffer and pattern, and
- * kvt_check_ranges() failing on one stray byte anywhere in a word it
- * would skip.
+ * kvt_byte(): the same bytes from kvt_fill() and kvt_fill_from(), the
+ * same first offset from kvt_mismatch() at every alignment of buffer and
+ * pattern, and kvt_check_ranges() failing on one stray byte anywhere in a
+ * word it would skip.
  */
 #include <sys/wait.h>
 
@@ -64,6 +64,14 @@ int main(void)
 			for (len = 0; len < 40; len++) {
 				for (i = 0; i < len; i++)
 					want[off + i] = kvt_byte(5, seed_off + i);
+				memset(buf, 0xEE, sizeof(buf));
+				kvt_fill_from(buf + off, len, 5, seed_off);
+				CHECK(!memcmp(buf + off, want + off, len) &&
+				      buf[off + len] == 0xEE,
+				      "fill from %llu at +%llu, %llu bytes",
+				      (unsigned long long)seed_off,
+				      (unsigned long long)off,
+				      (unsigned long long)len);
 				CHECK(kvt_mismatch(want, off, len, 5, seed_off) < 0,
 				      "clean %llu/%llu/%llu",
 				      (unsigned long long)off,
