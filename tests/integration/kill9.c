@@ -11,15 +11,18 @@
  * record is the proof that the kill fell inside the call; a kill between
  * two calls leaves it empty, and is made again.
  *
- * And one killed under load: an importer with a synchronous transfer in
- * flight and its SUBMIT queue full, never reaped. Its exporter loses the
- * connection, pins, MRs, QPs and cm_ids go back to where they were, and a
- * new importer of the same export moves bytes, checked on both sides.
+ * And one killed under load: an importer with its SUBMIT queue full,
+ * never reaped, killed while a synchronous transfer of its waits in the
+ * module (the kernel shows that thread asleep in the TRANSFER ioctl).
+ * Its exporter loses the connection, pins, MRs, QPs and cm_ids go back
+ * to where they were, and a new importer of the same export moves bytes,
+ * checked on both sides.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -191,6 +194,7 @@ struct load_marks {
 	atomic_uint submitted;	/* operations SUBMIT took, never reaped */
 	atomic_bool refused;	/* SUBMIT took fewer than asked */
 	atomic_uint sync_started, sync_done;
+	atomic_int sync_tid;	/* the thread that makes them */
 };
 
 struct loader {
@@ -207,6 +211,7 @@ static void *sync_mover(void *arg)
 	struct kvreg_error err;
 	unsigned int i;
 
+	atomic_store(&l->marks->sync_tid, (int)syscall(SYS_gettid));
 	for (i = 0;; i++) {
 		atomic_fetch_add(&l->marks->sync_started, 1);
 		CHECK_OK(kvreg_transfer_remote(l->kv, i % 2 ? KVREG_OP_READ :
@@ -269,6 +274,40 @@ static void loader(void *arg)
 }
 
 /*
+ * Until thread @tid of @pid is asleep inside a TRANSFER, as the kernel
+ * says of it (/proc/PID/task/TID/syscall names the call a blocked thread
+ * is in, and "running" for one that is not blocked): a kill then falls
+ * while the module waits for the transfer's completions, not between two
+ * calls. Returns how many looks that took.
+ */
+static unsigned int wait_inside_transfer(pid_t pid, int tid)
+{
+	unsigned long long nr, fd, cmd;
+	unsigned int looks = 0;
+	char path[64], line[256];
+	double t0 = kvt_now();
+
+	CHECK(tid > 0, "the loader's transfer thread did not say who it is");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, tid);
+	while (kvt_now() - t0 < 10.0) {
+		FILE *f = fopen(path, "r");
+
+		CHECK(f, "%s: %s", path, strerror(errno));
+		looks++;
+		if (fgets(line, sizeof(line), f) &&
+		    sscanf(line, "%llu %llx %llx", &nr, &fd, &cmd) == 3 &&
+		    nr == SYS_ioctl && cmd == KVREG_IOC_TRANSFER) {
+			fclose(f);
+			return looks;
+		}
+		fclose(f);
+	}
+	CHECK(0, "in %u looks over 10 s, the loader's thread was never seen "
+	      "inside a TRANSFER", looks);
+	return looks;
+}
+
+/*
  * Kill an importer under load; the exporter, the module and a new
  * importer carry on as if it had closed its file.
  */
@@ -279,7 +318,7 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	struct kvt_exporter *x = kvt_exporter_start(kv, pool, POOL, dev, ADDR);
 	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
 	struct kvt_snap before = kvt_snap(kv);
-	unsigned int in_flight, submitted;
+	unsigned int in_flight, submitted, looks;
 	double t0, bound_s;
 	struct kvreg_error err;
 	struct kvreg_remote *r;
@@ -293,11 +332,7 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	pid = start_child(loader, &job);
 	CHECK(kvt_passive_of(kv, x->pid) == 1, "the exporter holds %u "
 	      "connections, not the loader's one", kvt_passive_of(kv, x->pid));
-	/* Wait for a synchronous transfer to be under way, then kill. */
-	t0 = kvt_now();
-	while (atomic_load(&marks->sync_started) ==
-	       atomic_load(&marks->sync_done) && kvt_now() - t0 < 10.0)
-		;
+	looks = wait_inside_transfer(pid, atomic_load(&marks->sync_tid));
 	CHECK(!kill(pid, SIGKILL), "kill");
 	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
 	      WTERMSIG(status) == SIGKILL, "the loader ended other than by "
@@ -350,8 +385,9 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	kvt_exporter_stop(x);
 	printf("an importer killed with a synchronous transfer in flight and "
 	       "%u operations submitted, SUBMIT full: its connection gone in "
-	       "%.2f s, nothing left; the export still moves bytes\n",
-	       submitted, t0);
+	       "%.2f s, nothing left; the export still moves bytes (seen "
+	       "asleep in the TRANSFER after %u looks)\n", submitted, t0,
+	       looks);
 	munmap(pool, POOL);
 	munmap(mine, SZ_2M);
 	munmap(marks, sizeof(*marks));
