@@ -105,6 +105,19 @@ else
 	[ "$PREFIX" = debug/ ] || pair_test hicache-py store "$X/hicache-py"
 fi
 
+# A network that loses, delays and reorders packets, both ways on the
+# first link; not between the debug guests, whose kernel has no netem.
+# The qdisc goes whatever the test did: the tests after need the link.
+if [ "$PREFIX" != debug/ ]; then
+	if [ "$ROLE" = export ]; then
+		pair_test netem "$BUILD/tests/pair/netem_pair" export "$X" \
+			"$ADDR"
+	else
+		pair_test netem "$BUILD/tests/pair/netem_pair" import "$X"
+	fi
+	tc qdisc del dev eth0 root 2> /dev/null
+fi
+
 # Last: the exporter removes its device, then takes its link down.
 if [ "$ROLE" = export ]; then
 	pair_test faults "$BUILD/tests/pair/pair_faults" export "$X" "$ADDR" \
