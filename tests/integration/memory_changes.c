@@ -107,48 +107,34 @@ static bool all_zero(const uint8_t *p, uint64_t len)
 }
 
 /*
- * MADV_DONTNEED drops the process's mapping of the pages, not the
- * registration's pin: the process faults in zeroed pages, the device
- * keeps the old ones, and the two no longer meet.
+ * madvise(@advice) over a registered range. MADV_DONTNEED drops the
+ * process's mapping of the pages, not the registration's pin: the process
+ * faults in zeroed pages, the device keeps the old ones, and the two no
+ * longer meet (@detached). MADV_FREE leaves a pinned page where it is
+ * (reclaim does not discard a page with references beyond its mappings):
+ * both see every byte.
  */
-static void dontneed(void)
+static void advised(int advice, const char *what, bool detached,
+		    uint32_t seed)
 {
 	uint8_t *p = kvt_map_anon(LEN);
 	struct subject s;
+	bool seen;
 
-	fill_at(p, 0, LEN, 0x11);
+	fill_at(p, 0, LEN, seed);
 	subject_open(&s, p, LEN);
-	CHECK(!madvise(p, LEN, MADV_DONTNEED), "madvise: %s", strerror(errno));
-	CHECK(all_zero(p, LEN), "MADV_DONTNEED: the process still sees bytes");
-	remote_holds(&s, 0, LEN, 0x11, "MADV_DONTNEED");
-	fill_at(p, 0, SZ_2M, 0x12);
-	remote_holds(&s, 0, SZ_2M, 0x11, "MADV_DONTNEED, then a write");
-	remote_write(&s, SZ_2M, SZ_2M, 0x13);
-	CHECK(all_zero(p + SZ_2M, SZ_2M), "MADV_DONTNEED: a remote WRITE "
-	      "reached the process's new pages");
-	remote_holds(&s, SZ_2M, SZ_2M, 0x13, "MADV_DONTNEED, a remote WRITE");
-	subject_close(&s);
-	munmap(p, LEN);
-}
-
-/*
- * MADV_FREE leaves a pinned page where it is (reclaim does not discard a
- * page with references beyond its mappings): both see every byte.
- */
-static void madv_free(void)
-{
-	uint8_t *p = kvt_map_anon(LEN);
-	struct subject s;
-
-	fill_at(p, 0, LEN, 0x21);
-	subject_open(&s, p, LEN);
-	CHECK(!madvise(p, LEN, MADV_FREE), "madvise: %s", strerror(errno));
-	remote_holds(&s, 0, LEN, 0x21, "MADV_FREE");
-	fill_at(p, 0, SZ_2M, 0x22);
-	remote_holds(&s, 0, SZ_2M, 0x22, "MADV_FREE, then a write");
-	remote_write(&s, SZ_2M, SZ_2M, 0x23);
-	CHECK(kvt_mismatch(p, SZ_2M, SZ_2M, 0x23, SZ_2M) < 0, "MADV_FREE: "
-	      "the process does not see a remote WRITE");
+	CHECK(!madvise(p, LEN, advice), "%s: %s", what, strerror(errno));
+	CHECK(all_zero(p, LEN) == detached, "%s: the process %s", what,
+	      detached ? "still sees its bytes" : "lost its bytes");
+	remote_holds(&s, 0, LEN, seed, what);
+	fill_at(p, 0, SZ_2M, seed + 1);
+	remote_holds(&s, 0, SZ_2M, detached ? seed : seed + 1, what);
+	remote_write(&s, SZ_2M, SZ_2M, seed + 2);
+	seen = kvt_mismatch(p, SZ_2M, SZ_2M, seed + 2, SZ_2M) < 0;
+	CHECK(seen != detached && (seen || all_zero(p + SZ_2M, SZ_2M)),
+	      "%s: a remote WRITE %s the process's pages", what,
+	      detached ? "reached" : "did not reach");
+	remote_holds(&s, SZ_2M, SZ_2M, seed + 2, what);
 	subject_close(&s);
 	munmap(p, LEN);
 }
@@ -411,9 +397,9 @@ int main(void)
 				&win_mr, &err), &err);
 	before = kvt_snap(kv);
 
-	dontneed();
+	advised(MADV_DONTNEED, "MADV_DONTNEED", true, 0x11);
 	kvt_check_unchanged(kv, &before, "after MADV_DONTNEED");
-	madv_free();
+	advised(MADV_FREE, "MADV_FREE", false, 0x21);
 	kvt_check_unchanged(kv, &before, "after MADV_FREE");
 	memfd_cut(false);
 	kvt_check_unchanged(kv, &before, "after a hole punched");
