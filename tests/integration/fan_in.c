@@ -11,10 +11,10 @@
  * wrong memory: each fails a check here.
  *
  * That both were at work at once is asserted, not assumed: the exporter
- * lists both connections established together, and the rounds that began
- * while the other importer was inside a transfer are counted and must
- * reach OVERLAPS. Nothing is left behind: no QP, pin or connection once
- * all three are gone.
+ * lists both connections at once before either moves a byte, and the
+ * transfers that began while the other importer was inside one are
+ * counted and must reach OVERLAPS. Nothing is left behind: no QP, cm_id,
+ * pin or connection once all three processes are gone.
  */
 #include <sys/mman.h>
 
