@@ -160,6 +160,12 @@ struct kvreg_qp {
 	 * is in (qp.c).
 	 */
 	bool chain_owed;
+	/*
+	 * A CM QP's, set once, before the flush, when a chain's caller was
+	 * killed in its wait: the error state is its owner's death, which
+	 * the file's release follows, not a fault for a mend to repair.
+	 */
+	bool killed;
 };
 
 /* An accepted connection's sends: ib_drain_sq()'s marker. */

@@ -568,6 +568,8 @@ static int kvreg_post_chain_once(struct kvreg_qp *q, struct ib_send_wr *first,
 		if (!left)
 			dev_warn_ratelimited(&q->dev->ibdev->dev,
 					     "kvreg: work requests timed out, flushing the QP\n");
+		else if (q->cm_peer)
+			WRITE_ONCE(q->killed, true);
 		WRITE_ONCE(q->ready, false);
 		if (kvreg_qp_flush(q)) {
 			q->chain_owed = true;

@@ -15,6 +15,7 @@
 #include <linux/workqueue.h>
 
 #include "kvreg.h"
+#include "trace.h"
 
 /* Pauses between attempts to mend a rail: the first, and the longest. */
 #define KVREG_MEND_MIN_MS	250
@@ -145,6 +146,17 @@ static bool kvreg_rail_down(struct kvreg_rail *rail)
 				   !kvreg_conn_usable(rail->conn));
 }
 
+/*
+ * A rail whose QP was flushed because its owner is being killed: every
+ * completion of that flush kicks the mend, and a connection made now
+ * would be half made on the exporter when the release stops it, held
+ * there until its keepalive gives up on it. The release is coming.
+ */
+static bool kvreg_rail_owner_killed(struct kvreg_rail *rail)
+{
+	return rail->conn && READ_ONCE(rail->conn->q.killed);
+}
+
 /* With peer->mutex held: rail @i was tried again, and this came of it. */
 static void kvreg_rail_note(struct kvreg_peer *peer, u32 i, int ret,
 			    const struct kvreg_error *err)
@@ -152,6 +164,7 @@ static void kvreg_rail_note(struct kvreg_peer *peer, u32 i, int ret,
 	struct kvreg_rail *rail = &peer->rails[i];
 	struct sockaddr_storage ss;
 
+	trace_kvreg_rail_mend(i, ret, ret ? err->reason : 0);
 	kvreg_net_sockaddr(&rail->addr, &ss);
 	if (!ret) {
 		/* A peer that cuts each connection must not flood the log. */
@@ -185,7 +198,8 @@ static void kvreg_peer_mend(struct work_struct *work)
 	mutex_lock(&peer->mutex);
 	for (i = 0; i < peer->nr_rails && !READ_ONCE(peer->closing); i++) {
 		if (!READ_ONCE(peer->rails[i].users) ||
-		    !kvreg_rail_down(&peer->rails[i]))
+		    !kvreg_rail_down(&peer->rails[i]) ||
+		    kvreg_rail_owner_killed(&peer->rails[i]))
 			continue;
 		memset(&err, 0, sizeof(err));
 		ret = kvreg_rail_connect(peer, i, KVREG_MEND_TIMEOUT_MS,

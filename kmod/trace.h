@@ -153,6 +153,23 @@ TRACE_EVENT(kvreg_connect_stopped,
 	    TP_printk("port=%u", __entry->port)
 );
 
+/*
+ * A rail group's mend tried rail @rail again: @ret 0 if it is connected,
+ * else the error and KVREG_REASON_* @reason of the attempt.
+ */
+TRACE_EVENT(kvreg_rail_mend,
+	    TP_PROTO(u32 rail, int ret, u32 reason),
+	    TP_ARGS(rail, ret, reason),
+	    TP_STRUCT__entry(__field(u32, rail)
+			     __field(int, ret)
+			     __field(u32, reason)),
+	    TP_fast_assign(__entry->rail = rail;
+			   __entry->ret = ret;
+			   __entry->reason = reason;),
+	    TP_printk("rail=%u ret=%d reason=%u", __entry->rail,
+		      __entry->ret, __entry->reason)
+);
+
 /* SUBMIT returns, having accepted @accepted. */
 TRACE_EVENT(kvreg_submit_done,
 	    TP_PROTO(u32 accepted, int ret),

@@ -16,7 +16,10 @@
  * module (the kernel shows that thread asleep in the TRANSFER ioctl).
  * Its exporter loses the connection, pins, MRs, QPs and cm_ids go back
  * to where they were, and a new importer of the same export moves bytes,
- * checked on both sides.
+ * checked on both sides. The kill flushes the dead importer's rail; no
+ * mend may connect it again (tracepoint kvreg_rail_mend), as the
+ * exporter would hold that connection, half made, until its keepalive
+ * let it go.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +31,7 @@
 
 #include "kvchild.h"
 #include "kvexport.h"
+#include "kvtrace.h"
 
 #define BIG		(256ULL << 20)
 #define TRIES		10
@@ -307,6 +311,20 @@ static unsigned int wait_inside_transfer(pid_t pid, int tid)
 	return looks;
 }
 
+/* Attempts to mend a rail since kvtr_start(), and tracing off. */
+static unsigned int count_mends(void)
+{
+	FILE *f = kvtr_open();
+	struct kvtr_event ev;
+	unsigned int n = 0;
+
+	while (kvtr_next(f, &ev))
+		n += !strcmp(ev.name, "kvreg_rail_mend");
+	fclose(f);
+	kvtr_stop();
+	return n;
+}
+
 /*
  * Kill an importer under load; the exporter, the module and a new
  * importer carry on as if it had closed its file.
@@ -318,7 +336,7 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	struct kvt_exporter *x = kvt_exporter_start(kv, pool, POOL, dev, ADDR);
 	long qps = kvt_rdma_res("qp"), ids = kvt_rdma_res("cm_id");
 	struct kvt_snap before = kvt_snap(kv);
-	unsigned int in_flight, submitted, looks;
+	unsigned int in_flight, submitted, looks, mends;
 	double t0, bound_s;
 	struct kvreg_error err;
 	struct kvreg_remote *r;
@@ -333,6 +351,7 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 	CHECK(kvt_passive_of(kv, x->pid) == 1, "the exporter holds %u "
 	      "connections, not the loader's one", kvt_passive_of(kv, x->pid));
 	looks = wait_inside_transfer(pid, atomic_load(&marks->sync_tid));
+	kvtr_start("kvreg_rail_mend");
 	CHECK(!kill(pid, SIGKILL), "kill");
 	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
 	      WTERMSIG(status) == SIGKILL, "the loader ended other than by "
@@ -357,8 +376,11 @@ static void kill_under_load(struct kvreg *kv, uint32_t dev)
 					    kvt_rdma_res("cm_id") > ids))
 		usleep(10000);
 	t0 = kvt_now() - t0;
+	mends = count_mends();
 	CHECK(!kvt_passive_of(kv, x->pid), "the exporter still holds the "
 	      "dead importer's connection after %.1f s", t0);
+	CHECK(!mends, "the killed importer's rail was mended %u times: a "
+	      "connection no one would use (let go after %.2f s)", mends, t0);
 	CHECK(kvt_rdma_res("qp") <= qps && kvt_rdma_res("cm_id") <= ids,
 	      "QPs %ld (%ld before), cm_ids %ld (%ld before)",
 	      kvt_rdma_res("qp"), qps, kvt_rdma_res("cm_id"), ids);
