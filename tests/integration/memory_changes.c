@@ -11,6 +11,9 @@
  *   MADV_DONTNEED, a memfd hole punched, a memfd truncated: the process
  *   gets new zeroed pages, the device keeps the old ones;
  *   MADV_FREE, compaction: nothing changes, both see the same bytes;
+ *   MADV_FREE, then reclaim in a memory cgroup at its limit: the pinned
+ *   pages stay, both see the same bytes, and their charge goes with
+ *   DEREGISTER;
  *   munmap and mremap while transfers run on the range: every transfer
  *   completes with its bytes; after mremap the new address is the same
  *   pages;
@@ -22,6 +25,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
@@ -30,6 +35,8 @@
 #define LEN		(2 * SZ_2M)
 #define MOVER_ROUNDS	16	/* round trips on each side of the change */
 #define MOVER_LEN	(256 * 1024UL)	/* each way, each round trip */
+#define CG		"/sys/fs/cgroup"
+#define MEM_CG		CG "/kvreg-memory-changes"
 
 static struct kvreg *kv;
 static uint32_t dev;
@@ -137,6 +144,135 @@ static void advised(int advice, const char *what, bool detached,
 	remote_holds(&s, SZ_2M, SZ_2M, seed + 2, what);
 	subject_close(&s);
 	munmap(p, LEN);
+}
+
+/* The number a memory cgroup file holds. */
+static uint64_t cg_value(const char *file)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), MEM_CG "/%s", file);
+	return kvt_read_param(path);
+}
+
+static void cg_set_max(uint64_t bytes)
+{
+	char text[32];
+
+	if (bytes == UINT64_MAX)
+		snprintf(text, sizeof(text), "max");
+	else
+		snprintf(text, sizeof(text), "%llu", (unsigned long long)bytes);
+	CHECK(!kvt_put(MEM_CG "/memory.max", text), "memory.max %s: %s",
+	      text, strerror(errno));
+}
+
+static void cg_join(const char *procs)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	CHECK(!kvt_put(procs, pid), "join %s: %s", procs, strerror(errno));
+}
+
+static uint64_t zero_pages(const uint8_t *p, uint64_t len)
+{
+	uint64_t off, n = 0;
+
+	for (off = 0; off < len; off += SZ_4K)
+		n += all_zero(p + off, SZ_4K);
+	return n;
+}
+
+/*
+ * A memory cgroup brought to its limit while a registered range is
+ * lazily freed (MADV_FREE), beside a range that is not registered. The
+ * limit is set below what the cgroup holds, so that reclaim must take
+ * what it can: the unregistered range's pages, which it discards (the
+ * proof that it ran), and not the registration's, which are pinned, so
+ * the process and the device go on sharing every byte. Transfers run
+ * with the cgroup at its limit; once the registration is gone, so is
+ * its charge.
+ */
+static void reclaimed(void)
+{
+	uint64_t base, held, discarded, at_limit;
+	char text[256] = "";
+	struct subject s;
+	uint8_t *p, *spare;
+	FILE *f;
+
+	if (access(CG "/cgroup.controllers", F_OK))
+		CHECK(!mount("none", CG, "cgroup2", 0, NULL), "mount cgroup2: %s",
+		      strerror(errno));
+	f = fopen(CG "/cgroup.controllers", "r");
+	CHECK(f && fgets(text, sizeof(text), f), "read cgroup.controllers");
+	fclose(f);
+	CHECK(strstr(text, "memory"), "no memory cgroup controller: %s", text);
+	CHECK(!kvt_put(CG "/cgroup.subtree_control", "+memory"),
+	      "enable the memory controller: %s", strerror(errno));
+	CHECK(!mkdir(MEM_CG, 0755) || errno == EEXIST, "mkdir %s: %s", MEM_CG,
+	      strerror(errno));
+	cg_join(MEM_CG "/cgroup.procs");
+	base = cg_value("memory.current");
+
+	/* Faulted in, and so charged, from inside the cgroup. */
+	p = kvt_map_anon(LEN);
+	spare = kvt_map_anon(LEN);
+	fill_at(p, 0, LEN, 0x91);
+	fill_at(spare, 0, LEN, 0x92);
+	subject_open(&s, p, LEN);
+	CHECK(!madvise(p, LEN, MADV_FREE) && !madvise(spare, LEN, MADV_FREE),
+	      "MADV_FREE: %s", strerror(errno));
+	held = cg_value("memory.current");
+	/*
+	 * Three quarters of the spare range must go: the kernel reclaims
+	 * to the new limit as it is written (and calls the OOM killer only
+	 * if it cannot), taking no more than it needs, and the rest of
+	 * what the cgroup holds is the registration's or cannot be taken.
+	 */
+	cg_set_max(held - 3 * LEN / 4);
+	at_limit = cg_value("memory.current");
+	/* Freed first, the registered range is what reclaim meets first. */
+	CHECK(kvt_mismatch(p, 0, LEN, 0x91, 0) < 0, "reclaim: the process "
+	      "lost the bytes of its registered, lazily freed range (%llu of "
+	      "%llu pages zero)", (unsigned long long)zero_pages(p, LEN),
+	      (unsigned long long)(LEN / SZ_4K));
+	discarded = zero_pages(spare, LEN);
+	CHECK(discarded >= LEN / 2 / SZ_4K, "reclaim discarded %llu of the "
+	      "%llu lazily freed pages not registered: it did not run",
+	      (unsigned long long)discarded,
+	      (unsigned long long)(LEN / SZ_4K));
+	remote_holds(&s, 0, LEN, 0x91, "reclaim under MADV_FREE");
+
+	/* At the limit: the two still share pages, both ways. */
+	fill_at(p, 0, SZ_2M, 0x93);
+	remote_holds(&s, 0, SZ_2M, 0x93, "at the cgroup's limit");
+	remote_write(&s, SZ_2M, SZ_2M, 0x94);
+	CHECK(kvt_mismatch(p, SZ_2M, SZ_2M, 0x94, SZ_2M) < 0, "at the "
+	      "cgroup's limit, the process does not see a remote WRITE");
+	CHECK(cg_value("memory.current") <= held - 3 * LEN / 4,
+	      "the cgroup holds %llu bytes over its limit of %llu",
+	      (unsigned long long)cg_value("memory.current"),
+	      (unsigned long long)(held - 3 * LEN / 4));
+
+	cg_set_max(UINT64_MAX);
+	subject_close(&s);
+	munmap(p, LEN);
+	munmap(spare, LEN);
+	/* A pin left would keep its page, and the page its charge. */
+	CHECK(cg_value("memory.current") < base + LEN / 2,
+	      "the cgroup still holds %llu bytes, %llu before the case",
+	      (unsigned long long)cg_value("memory.current"),
+	      (unsigned long long)base);
+	cg_join(CG "/cgroup.procs");
+	CHECK(!rmdir(MEM_CG), "rmdir %s: %s", MEM_CG, strerror(errno));
+	printf("reclaim under MADV_FREE: %llu of %llu unregistered pages "
+	       "discarded, the registered ones kept; the cgroup at %llu of "
+	       "%llu bytes\n", (unsigned long long)discarded,
+	       (unsigned long long)(LEN / SZ_4K),
+	       (unsigned long long)at_limit,
+	       (unsigned long long)(held - 3 * LEN / 4));
 }
 
 /*
@@ -401,6 +537,8 @@ int main(void)
 	kvt_check_unchanged(kv, &before, "after MADV_DONTNEED");
 	advised(MADV_FREE, "MADV_FREE", false, 0x21);
 	kvt_check_unchanged(kv, &before, "after MADV_FREE");
+	reclaimed();
+	kvt_check_unchanged(kv, &before, "after reclaim in a memory cgroup");
 	memfd_cut(false);
 	kvt_check_unchanged(kv, &before, "after a hole punched");
 	memfd_cut(true);
