@@ -161,10 +161,11 @@ module:
 deps:
 	tests/guest/deps.sh
 
-# T="NAME..." runs only those tests, e.g. T=integration/overlap.
+# T="NAME..." runs only those tests, e.g. T=integration/overlap;
+# REPEAT=N runs each of its guest integration tests N times in one boot.
 check:
 	T="$(T)" tests/guest/deps.sh
-	T="$(T)" tests/check.sh
+	T="$(T)" REPEAT="$(REPEAT)" tests/check.sh
 
 demo: deps
 	tests/demo/demo.sh

@@ -7,6 +7,8 @@
 # booting only the guests they need: a name is as the results print it,
 # debug/, bullseye/, trixie/ and forky/ prefixes choosing those kernels.
 # T naming only unit/ and unit-san/ tests needs no kernel and no guest.
+# REPEAT=N runs each integration test a guest runs N times in that boot,
+# one result each: how often a test fails, measured.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -382,6 +384,7 @@ guest_suite() {
 	stamp "${dir%%-*}" "guest $dir: boots"
 	KVREG_KERNEL=$boot KVREG_GUEST_TIMEOUT=${GUEST_TIMEOUT:-3300} \
 		tests/guest/boot.sh "$OUT/$dir" env "KVREG_ONLY=$only" \
+		KVREG_REPEAT="${REPEAT:-1}" \
 		KVREG_DKMS_INSTALLED="${DKMS_INSTALLED:-}" \
 		KVREG_DEBS_INSTALLED="${DEBS_INSTALLED:-}" sh \
 		"$PWD/tests/guest/run-tests.sh" "$build" "$ko" \

@@ -92,12 +92,13 @@ verdict() {
 run_test() {
 	name=$1
 	shift
-	mark "$name"
-	echo "=== $name"
+	# A repeated test's runs each have a slice of their own.
+	mark "$name${RUN_TAG:-}"
+	echo "=== $name${RUN_TAG:-}"
 	timeout "${TEST_TIMEOUT:-1200}" "$@" > /tmp/test.log 2>&1
 	rc=$?
 	sed 's/^/    /' /tmp/test.log
-	kernel_clean "$name" || rc=1
+	kernel_clean "$name${RUN_TAG:-}" || rc=1
 	verdict "$name" "$rc" /tmp/test.log
 }
 

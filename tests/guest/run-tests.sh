@@ -6,7 +6,8 @@
 # in the kernel log, and a test whose slice of the log shows a warning,
 # oops or BUG fails whatever its exit status (lib.sh).
 #   run-tests.sh BUILD_DIR KO RESULTS [debug KUNIT_KO | bullseye | trixie | forky]
-# KVREG_ONLY="NAME..." runs only those tests (make check T=NAME). Results
+# KVREG_ONLY="NAME..." runs only those tests (make check T=NAME), and
+# KVREG_REPEAT=N each integration test N times (REPEAT=N). Results
 # of another release's kernel carry its name ("trixie/"), the debug
 # kernel's "debug/". The package tests run where the host installed what
 # they check, natively in this guest's root: KVREG_DKMS_INSTALLED=1, DKMS
@@ -158,8 +159,14 @@ run_listed() {
 	case $1 in
 	integration/*)
 		t=${1#integration/}
-		# shellcheck disable=SC2046
-		run_test "$1" "$BIN/integration/$t" $(test_args "$t") ;;
+		i=0
+		while [ "$i" -lt "${KVREG_REPEAT:-1}" ]; do
+			i=$((i + 1))
+			[ "${KVREG_REPEAT:-1}" -gt 1 ] && RUN_TAG=" (run $i)"
+			# shellcheck disable=SC2046
+			run_test "$1" "$BIN/integration/$t" $(test_args "$t")
+		done
+		RUN_TAG= ;;
 	python/binding)
 		run_test "$1" env "$lib" "$py" python3 \
 			"$SRC/tests/python/binding.py" ;;
