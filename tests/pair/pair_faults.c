@@ -6,7 +6,9 @@
  * again) while the exporter takes its link down. Every operation in
  * flight completes: those after the failure with the reason and the
  * peer's address, the last within the bound of the first failure, and
- * the connection is LOST for later ones.
+ * the connection is LOST for later ones. Some were in flight when the
+ * fault came. Each WRITE carries a pattern of its own, and the exporter
+ * finds in its pool the last one that completed at each place.
  * The exporter's own end of the connection is LOST within the bound
  * too: with its link down no DREQ reaches it, only its keepalive can.
  * While it is LOST and the link down, another process's close and a
@@ -140,6 +142,35 @@ static void others_not_held(void)
 	       took);
 }
 
+/*
+ * Every slot of @pool the importer's storm before @gone names holds the
+ * pattern of the last WRITE that completed there.
+ */
+static void check_pool(const char *dir, const char *gone,
+		       const uint8_t *pool)
+{
+	static uint32_t want[LEN / PAGE];
+	unsigned int k, checked = 0;
+	char name[64];
+	int64_t bad;
+
+	snprintf(name, sizeof(name), "%s-expect", gone);
+	CHECK(get_step(dir, name, want, sizeof(want)) == sizeof(want),
+	      "%s: short", name);
+	for (k = 0; k < LEN / PAGE; k++) {
+		if (!want[k])
+			continue;
+		checked++;
+		bad = kvt_mismatch(pool, (uint64_t)k * PAGE, PAGE, want[k],
+				   (uint64_t)k * PAGE);
+		CHECK(bad < 0, "%s: slot %u does not hold the last WRITE that "
+		      "completed there (seed %#x), from byte %lld", gone, k,
+		      want[k], (long long)(bad - (int64_t)k * PAGE));
+	}
+	printf("exporter: %s: each of %u slots holds its last completed "
+	       "WRITE\n", gone, checked);
+}
+
 /* Register @pool on every device, listen, and write the descriptor. */
 static struct kvreg_mr *export_pool(struct kvreg *kv, uint8_t *pool,
 				    const char *dir, const char *name,
@@ -179,6 +210,7 @@ static int exporter(const char *dir, const char *addr, const char *netdev,
 	run(cmd);
 	put_file(dir, "dev-gone", "1", 1);
 	get_step(dir, "done-dev", b, sizeof(b));
+	check_pool(dir, "dev-gone", pool);
 	snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s", rxe,
 		 netdev);
 	run(cmd);
@@ -198,6 +230,7 @@ static int exporter(const char *dir, const char *addr, const char *netdev,
 	       "link went down\n", gone);
 	others_not_held();
 	get_step(dir, "done-link", b, sizeof(b));
+	check_pool(dir, "link-down", pool);
 	snprintf(cmd, sizeof(cmd), "ip link set %s up", netdev);
 	run(cmd);
 	CHECK_OK(kvreg_deregister(kv, mr, &err), &err);
@@ -206,10 +239,23 @@ static int exporter(const char *dir, const char *addr, const char *netdev,
 	return T_PASS;
 }
 
+/*
+ * The storm's WRITEs go to slots of PAGE, one in flight on each at most,
+ * each with a pattern of its own (its number in the seed, its offset in
+ * the bytes). What the exporter's pool must hold at a slot is the pattern
+ * of the last WRITE that completed there; a slot whose last WRITE failed
+ * may hold part of it, and is not checked. The importer hands the
+ * exporter that list (0: no check) in a file.
+ */
+#define NSLOT		(LEN / PAGE)
+#define STORM_SEED	0x4200000u
+
 struct storm {
-	unsigned int ok, failed, inflight;
+	unsigned int ok, failed, posted_failed, inflight;
 	double t_go, t_first_fail, t_done;
-	uint32_t reason;
+	bool busy[NSLOT];
+	uint32_t next[NSLOT];	/* the WRITE in flight's seed */
+	uint32_t want[NSLOT];	/* what the pool must hold, or 0 */
 };
 
 static void storm_reap(struct kvreg *kv, struct storm *s, uint32_t want_ip,
@@ -222,14 +268,19 @@ static void storm_reap(struct kvreg *kv, struct storm *s, uint32_t want_ip,
 	CHECK_OK(kvreg_reap(kv, comp, DEPTH, 1, timeout_ms, &n, &err), &err);
 	for (i = 0; i < n; i++) {
 		const struct kvreg_error *e = &comp[i].error;
+		unsigned int k = comp[i].user_data % NSLOT;
 
 		s->inflight--;
+		s->busy[k] = false;
 		if (!comp[i].status) {
 			CHECK(!s->failed, "op %llu succeeded after a failure",
 			      (unsigned long long)comp[i].user_data);
+			s->want[k] = s->next[k];
 			s->ok++;
 			continue;
 		}
+		s->want[k] = 0;
+		s->posted_failed++;
 		if (!s->failed++)
 			s->t_first_fail = kvt_now();
 		CHECK(e->reason == KVREG_REASON_CONN_LOST &&
@@ -239,41 +290,50 @@ static void storm_reap(struct kvreg *kv, struct storm *s, uint32_t want_ip,
 		CHECK(e->addr_family == AF_INET &&
 		      !memcmp(e->addr, &want_ip, 4),
 		      "the failure does not name the peer's address");
-		s->reason = e->reason;
 	}
 }
 
 /*
  * Keep DEPTH WRITEs in flight, tell the exporter to fail (@go), and go on
- * until the failure has come and every operation has completed.
+ * until the failure has come and every operation has completed. Some of
+ * them must have been in flight when it came, and failed for it. The
+ * slots' expected bytes go to the exporter as "@gone-expect".
  */
-static void storm(struct kvreg *kv, struct kvreg_mr *local,
+static void storm(struct kvreg *kv, struct kvreg_mr *local, uint8_t *mine,
 		  struct kvreg_remote *r, const char *dir, const char *go,
 		  const char *gone, uint32_t peer_ip)
 {
-	struct storm s = { 0 };
+	static struct storm s;
 	struct kvreg_error err;
 	struct kvreg_op op;
 	uint64_t next = 0;
-	unsigned int acc;
+	unsigned int acc, k = 0, checked = 0;
 	char m[512];
 	int ret = 0;
 
+	memset(&s, 0, sizeof(s));
 	/* The fault comes between this and the exporter's @gone file. */
 	put_file(dir, go, "1", 1);
 	s.t_go = kvt_now();
 	for (;;) {
 		while (!s.failed && s.inflight < DEPTH) {
-			uint64_t off = (next * PAGE) % LEN;
+			uint64_t off;
 
+			/* The next slot with nothing in flight. */
+			for (k = next % NSLOT; s.busy[k]; k = (k + 1) % NSLOT)
+				;
+			off = (uint64_t)k * PAGE;
+			s.next[k] = STORM_SEED + (uint32_t)next;
+			kvt_fill_from(mine + off, PAGE, s.next[k], off);
 			kvreg_op_prep(&op, KVREG_OP_WRITE, local, off, r, off,
-				      PAGE, next);
+				      PAGE, next * NSLOT + k);
 			ret = kvreg_submit(kv, &op, 1, &acc, &err);
 			if (ret == -ENOTCONN || ret == -EAGAIN)
 				break;
 			CHECK_OK(ret, &err);
 			if (!acc)
 				break;
+			s.busy[k] = true;
 			s.inflight++;
 			next++;
 		}
@@ -294,6 +354,8 @@ static void storm(struct kvreg *kv, struct kvreg_mr *local,
 		      kvt_now() - s.t_go, go, s.inflight);
 	}
 	s.t_done = kvt_now();
+	CHECK(s.posted_failed, "%s: no operation was in flight when it "
+	      "failed (%u ok, then refused before posting)", go, s.ok);
 	/* The exporter's own step (a command, a file) is a second at most. */
 	get_step(dir, gone, m, sizeof(m));
 	CHECK(s.t_first_fail - s.t_go <= BOUND_S + 2 &&
@@ -307,9 +369,17 @@ static void storm(struct kvreg *kv, struct kvreg_mr *local,
 	kvreg_format_error(&err, ret, m, sizeof(m));
 	CHECK(ret == -ENOTCONN && err.reason == KVREG_REASON_CONN_LOST,
 	      "a transfer after %s: %s", gone, m);
-	printf("%s: %u ok, then %u failed %.1f s after it (the last %.1f s "
-	       "later); next: %s\n", gone, s.ok, s.failed,
-	       s.t_first_fail - s.t_go, s.t_done - s.t_first_fail, m);
+	for (k = 0; k < NSLOT; k++)
+		checked += !!s.want[k];
+	CHECK(checked, "%s: no WRITE completed before the failure", go);
+	snprintf(m, sizeof(m), "%s-expect", gone);
+	put_file(dir, m, s.want, sizeof(s.want));
+	printf("%s: %u ok, then %u failed %.1f s after it (%u of them in "
+	       "flight; the last %.1f s later); %u slots to check; next: ",
+	       gone, s.ok, s.failed, s.t_first_fail - s.t_go, s.posted_failed,
+	       s.t_done - s.t_first_fail, checked);
+	kvreg_format_error(&err, -ENOTCONN, m, sizeof(m));
+	printf("%s\n", m);
 }
 
 static int importer(const char *dir)
@@ -326,17 +396,16 @@ static int importer(const char *dir)
 	CHECK(inet_pton(AF_INET, "192.0.2.1", &peer_ip) == 1, "inet_pton");
 	n = get_file(dir, "fault-desc", desc, sizeof(desc));
 	r = kvp_import(kv, desc, n, "192.0.2.1");
-	kvt_fill(mine, LEN, 0x5A);
 	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL,
 				1ULL << kvreg_remote_device(r), &local, &err),
 		 &err);
-	storm(kv, local, r, dir, "go-dev", "dev-gone", peer_ip);
+	storm(kv, local, mine, r, dir, "go-dev", "dev-gone", peer_ip);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	put_file(dir, "done-dev", "1", 1);
 
 	n = get_step(dir, "fault-desc2", desc, sizeof(desc));
 	r = kvp_import(kv, desc, n, "192.0.2.1");
-	storm(kv, local, r, dir, "go-link", "link-down", peer_ip);
+	storm(kv, local, mine, r, dir, "go-link", "link-down", peer_ip);
 	CHECK_OK(kvreg_unimport(kv, r, &err), &err);
 	put_file(dir, "done-link", "1", 1);
 	CHECK_OK(kvreg_deregister(kv, local, &err), &err);

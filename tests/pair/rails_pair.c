@@ -9,6 +9,9 @@
  *    every operation completes successfully, moved to the other rail,
  *    and the rail counts failovers; once the link is up the module
  *    reconnects the rail by itself and it carries work again;
+ *  - the same link flapped ten times under the same load: every
+ *    operation succeeds, the flaps cut traffic in flight (the device
+ *    retried, or work moved), and the rail is up once they stop;
  *  - both links down: every operation still in flight fails with
  *    CONN_LOST and the peer's address within the bound, none hangs; both
  *    up again, both rails are reconnected and used;
@@ -17,7 +20,10 @@
  *    device, and a registration made since uses it;
  *  - the exporter removes its rxe0 mid-batch: every operation of that
  *    registration completes, on rail 1.
- * The exporter checks every byte of each slice its pool was written in.
+ * Every WRITE of a storm carries a pattern of its own and every READ
+ * checks what it brought; after each storm the pool holds the last WRITE
+ * of every place. The exporter checks every byte of each slice its pool
+ * was written in.
  *   rails_pair export DIR
  *   rails_pair import DIR
  */
@@ -34,6 +40,8 @@
 #define BOUND_S	20.0
 #define MEND_S	30.0
 #define STEP_S	120
+/* A storm whose operations neither complete nor start for this long. */
+#define STALL_S	30
 #define SEED	0x60
 
 static const char *const addrs[2] = { "192.0.2.1", "198.51.100.1" };
@@ -57,8 +65,8 @@ static void run(const char *who, const char *cmd)
  * answered with a send that fails, and rxe moves the GSI QP of that port
  * to the error state for good: no connection is made on it again (CI saw
  * rail 1 never come back once). A NIC whose cable comes back has no such
- * instant, so the exporter drops what arrives in its first second up,
- * where tc can (Debian's kernels; the debug kernel has no tc).
+ * instant, so the exporter drops what arrives in its first second up
+ * (tc; the debug kernel is built with what it needs).
  */
 #define LINK_UP(devs)							\
 	"for d in " devs "; do tc qdisc add dev $d ingress &&"		\
@@ -102,6 +110,9 @@ static int exporter(const char *dir)
 
 	fault(dir, "go-link1", "ip link set eth1 down", "link1-down");
 	fault(dir, "done-link1", LINK_UP("eth1"), "link1-up");
+	fault(dir, "go-flap", "for i in 1 2 3 4 5 6 7 8 9 10; do"
+	      " ip link set eth1 down && sleep 0.3 && { " LINK_UP("eth1") "; }"
+	      " || exit 1; done", "flaps-done");
 	fault(dir, "go-both", "ip link set eth0 down && ip link set eth1 down",
 	      "both-down");
 	fault(dir, "done-both", LINK_UP("eth0 eth1"), "both-up");
@@ -142,7 +153,7 @@ static const struct kvreg_conn_info *rail_info(struct kvreg *kv, uint32_t rail,
 
 struct rail_stat {
 	uint64_t ops, failovers;
-	uint32_t state, mend_reason;
+	uint32_t state, mend_reason, inflight;
 	int32_t mend_errno;
 };
 
@@ -156,6 +167,7 @@ static struct rail_stat rail_stat(struct kvreg *kv, uint32_t rail)
 		st.ops = c->ops;
 		st.failovers = c->failovers;
 		st.state = c->state;
+		st.inflight = c->inflight;
 		st.mend_reason = c->mend_reason;
 		st.mend_errno = c->mend_errno;
 	}
@@ -203,10 +215,42 @@ static void round_trip(struct kvreg *kv, struct kvreg_mr *local,
 	      (long long)bad);
 }
 
-struct storm {
-	unsigned int ok, failed, inflight;
-	double t_go, t_first_fail, t_done;
+/*
+ * A storm works on the first half of its slice, in slots of SPAGE, each
+ * with one operation in flight at most; its READs land in the second
+ * half. Every WRITE carries a pattern of its own (its number in the seed,
+ * its offset in the bytes), so one that completed without landing, or
+ * landed elsewhere, leaves the slot with other bytes than its pattern.
+ */
+#define SPAGE		(16 * 1024)
+#define NSLOT		(SLICE / 2 / SPAGE)
+#define STORM_SEED	0x5700000u
+
+struct slot {
+	bool busy;
+	bool known;		/* the pool holds @seed's pattern here */
+	bool reading;		/* the operation in flight is a READ */
+	uint32_t seed, next;	/* @next: the WRITE in flight's */
 };
+
+struct storm {
+	unsigned int ok, failed, inflight, writes, reads;
+	double t_go, t_first_fail, t_done;
+	int slice;
+	uint8_t *mine;		/* what @local maps, at its pool offsets */
+	uint64_t lbase;		/* the pool offset @local starts at */
+	struct slot slot[NSLOT];
+};
+
+static uint64_t slot_off(const struct storm *s, unsigned int i)
+{
+	return s->slice * SLICE + (uint64_t)i * SPAGE;
+}
+
+static uint64_t read_off(const struct storm *s, unsigned int i)
+{
+	return slot_off(s, i) + SLICE / 2;
+}
 
 static void storm_reap(struct kvreg *kv, struct storm *s, bool may_fail,
 		       uint32_t peer_ip[2])
@@ -219,15 +263,32 @@ static void storm_reap(struct kvreg *kv, struct storm *s, bool may_fail,
 	CHECK_OK(kvreg_reap(kv, comp, DEPTH, 1, 200, &n, &err), &err);
 	for (i = 0; i < n; i++) {
 		const struct kvreg_error *e = &comp[i].error;
+		unsigned int k = comp[i].user_data % NSLOT;
+		struct slot *sl = &s->slot[k];
+		int64_t bad;
 
 		s->inflight--;
+		sl->busy = false;
 		if (!comp[i].status) {
 			s->ok++;
+			if (!sl->reading) {
+				sl->seed = sl->next;
+				sl->known = true;
+				continue;
+			}
+			bad = kvt_mismatch(s->mine, read_off(s, k), SPAGE,
+					   sl->seed, slot_off(s, k));
+			CHECK(bad < 0, "a READ of slot %u in the storm brought "
+			      "other bytes than the last WRITE there (at %lld)",
+			      k, (long long)(bad - read_off(s, k)));
 			continue;
 		}
 		kvreg_format_error(e, comp[i].status, m, sizeof(m));
 		CHECK(may_fail, "op %llu failed with a rail left: %s",
 		      (unsigned long long)comp[i].user_data, m);
+		/* A failed WRITE may have landed, or part of it. */
+		if (!sl->reading)
+			sl->known = false;
 		if (!s->failed++)
 			s->t_first_fail = kvt_now();
 		CHECK(e->reason == KVREG_REASON_CONN_LOST &&
@@ -240,28 +301,96 @@ static void storm_reap(struct kvreg *kv, struct storm *s, bool may_fail,
 }
 
 /*
- * Keep DEPTH WRITEs of slice @slice in flight (from @local, which starts
- * at pool offset @lbase); ask for the fault with
- * @go (a file for the exporter, or a command run here), and go on for
- * two seconds after it is done, then drain. Without @may_fail every
- * operation must succeed; with it, they may fail once the fault is in,
- * with the reason, and the last within BOUND_S of the fault.
+ * The next operation of the storm, prepared in @op: on the next slot
+ * with none in flight, a READ of every third whose bytes are known, else
+ * a WRITE of a pattern of its own. False if every slot is busy.
  */
-static struct storm storm(struct kvreg *kv, struct kvreg_mr *local,
-			  uint64_t lbase, struct kvreg_remote *r,
-			  const char *dir, int slice, const char *go,
-			  const char *gone, const char *cmd, bool may_fail,
-			  uint32_t peer_ip[2])
+static bool storm_next(struct storm *s, struct kvreg_mr *local,
+		       struct kvreg_remote *r, uint64_t nr, struct kvreg_op *op)
 {
-	struct storm s = { 0 };
-	struct kvreg_error err;
+	unsigned int tries, k;
+	struct slot *sl;
+
+	for (tries = 0; tries < NSLOT; tries++) {
+		k = (nr + tries) % NSLOT;
+		if (!s->slot[k].busy)
+			break;
+	}
+	if (tries == NSLOT)
+		return false;
+	sl = &s->slot[k];
+	sl->busy = true;
+	sl->reading = sl->known && nr % 3 == 2;
+	if (sl->reading) {
+		memset(s->mine + read_off(s, k), 0, SPAGE);
+		kvreg_op_prep(op, KVREG_OP_READ, local,
+			      read_off(s, k) - s->lbase, r, slot_off(s, k),
+			      SPAGE, nr * NSLOT + k);
+		s->reads++;
+	} else {
+		sl->next = STORM_SEED + (uint32_t)nr;
+		kvt_fill_from(s->mine + slot_off(s, k), SPAGE, sl->next,
+			      slot_off(s, k));
+		kvreg_op_prep(op, KVREG_OP_WRITE, local,
+			      slot_off(s, k) - s->lbase, r, slot_off(s, k),
+			      SPAGE, nr * NSLOT + k);
+		s->writes++;
+	}
+	return true;
+}
+
+/* Nothing moved for STALL_S: what the rails and the last refusal say. */
+static void storm_stalled(struct kvreg *kv, struct storm *s,
+			  const struct kvreg_error *err)
+{
+	struct rail_stat r[2] = { rail_stat(kv, 0), rail_stat(kv, 1) };
+	unsigned int busy = 0, k;
+	char m[512];
+
+	for (k = 0; k < NSLOT; k++)
+		busy += s->slot[k].busy;
+	kvreg_format_error(err, -EAGAIN, m, sizeof(m));
+	for (k = 0; k < 2; k++)
+		printf("importer: rail %u: state %u, %u in flight, %llu ops, "
+		       "%llu failovers, last mend reason %u errno %d\n", k,
+		       r[k].state, r[k].inflight, (unsigned long long)r[k].ops,
+		       (unsigned long long)r[k].failovers, r[k].mend_reason,
+		       r[k].mend_errno);
+	if (system("dmesg | grep -E 'kvreg|rxe' | tail -20"))
+		printf("(no kernel log)\n");
+	CHECK(0, "the storm moved nothing for %d s: %u in flight, %u slots "
+	      "busy; the last SUBMIT refusal: %s", STALL_S, s->inflight, busy,
+	      err->reason ? m : "none");
+}
+
+/*
+ * Keep DEPTH operations on slice @s->slice in flight, WRITEs and READs
+ * (from and into @local, which starts at pool offset @s->lbase); ask for
+ * the fault with @go (a file for the exporter, or a command run here,
+ * once rail @fail_rail has work in flight), and go on for two seconds
+ * after it is done, then drain. Without @may_fail every operation must
+ * succeed; with it, they may fail once the fault is in, with the reason,
+ * and the last within BOUND_S of the fault.
+ */
+static void storm(struct kvreg *kv, struct kvreg_mr *local,
+		  struct kvreg_remote *r, const char *dir, struct storm *s,
+		  const char *go, const char *gone, const char *cmd,
+		  int fail_rail, bool may_fail, uint32_t peer_ip[2])
+{
+	struct kvreg_error err = { 0 };
 	struct kvreg_op op;
 	uint64_t next = 0;
 	double t_gone = 0;
 	unsigned int acc;
 	char b[16];
+	bool held = false;
+	/* Ten flaps take two minutes on the debug kernel. */
+	double bound_s = strcmp(go, "go-flap") ? STEP_S : 5 * STEP_S;
+	double t_progress = kvt_now();
+	uint64_t progress = 0;
+	unsigned int on_rail = 0;
 
-	s.t_go = kvt_now();
+	s->t_go = kvt_now();
 	if (cmd) {
 		/* Faults of its own: with work already in flight. */
 		usleep(300 * 1000);
@@ -269,24 +398,33 @@ static struct storm storm(struct kvreg *kv, struct kvreg_mr *local,
 		put_file(dir, go, "1", 1);
 	}
 	for (;;) {
-		while (!s.failed && s.inflight < DEPTH &&
+		while (!s->failed && s->inflight < DEPTH &&
 		       (!t_gone || kvt_now() - t_gone < 2)) {
-			uint64_t off = slice * SLICE + (next * PAGE) % SLICE;
 			int ret;
 
-			kvreg_op_prep(&op, KVREG_OP_WRITE, local, off - lbase,
-				      r, off, PAGE, next);
+			if (!held && !storm_next(s, local, r, next, &op))
+				break;
+			held = true;
 			ret = kvreg_submit(kv, &op, 1, &acc, &err);
 			if (ret == -EAGAIN || (may_fail && ret == -ENOTCONN))
 				break;
 			CHECK_OK(ret, &err);
-			s.inflight += acc;
-			next += acc;
+			if (!acc)
+				break;
+			held = false;
+			s->inflight++;
+			next++;
 		}
-		if (!t_gone && cmd && kvt_now() - s.t_go > 0.5) {
+		/* The fault only once the rail it hits has work on it. */
+		if (!t_gone && cmd && kvt_now() - s->t_go > 0.5 &&
+		    (on_rail = rail_stat(kv, fail_rail).inflight)) {
 			run("importer", cmd);
 			t_gone = kvt_now();
+			printf("importer: %u operations in flight on rail %d "
+			       "as it went\n", on_rail, fail_rail);
 		}
+		CHECK(t_gone || !cmd || kvt_now() - s->t_go < 10.0, "rail %d "
+		      "had no work in flight in 10 s of the storm", fail_rail);
 		if (!t_gone && !cmd) {
 			FILE *f;
 			char path[512];
@@ -298,26 +436,76 @@ static struct storm storm(struct kvreg *kv, struct kvreg_mr *local,
 				t_gone = kvt_now();
 			}
 		}
-		if (t_gone && !s.inflight &&
-		    (s.failed || kvt_now() - t_gone >= 2))
+		if (t_gone && !s->inflight &&
+		    (s->failed || kvt_now() - t_gone >= 2))
 			break;
-		if (s.inflight)
-			storm_reap(kv, &s, may_fail && t_gone, peer_ip);
+		if (s->inflight)
+			storm_reap(kv, s, may_fail && t_gone, peer_ip);
 		else
 			usleep(10 * 1000);
-		CHECK(kvt_now() - s.t_go < STEP_S, "%.0f s into the storm, %u "
-		      "in flight", kvt_now() - s.t_go, s.inflight);
+		if (s->ok + s->failed + next != progress) {
+			progress = s->ok + s->failed + next;
+			t_progress = kvt_now();
+		}
+		if (kvt_now() - t_progress > STALL_S)
+			storm_stalled(kv, s, &err);
+		CHECK(kvt_now() - s->t_go < bound_s, "%.0f s into the storm, "
+		      "%u in flight", kvt_now() - s->t_go, s->inflight);
 	}
-	s.t_done = kvt_now();
+	/* An operation prepared and never accepted: its slot is free. */
+	if (held)
+		s->slot[op.user_data % NSLOT].busy = false;
+	s->t_done = kvt_now();
 	if (!cmd)
 		(void)get_step(dir, gone, b, sizeof(b));
-	if (s.failed)
-		CHECK(s.t_done - t_gone <= BOUND_S, "the last failure came "
+	if (s->failed)
+		CHECK(s->t_done - t_gone <= BOUND_S, "the last failure came "
 		      "%.1f s after the fault; the bound is %.0f s",
-		      s.t_done - t_gone, BOUND_S);
-	printf("importer: %s: %u ok, %u failed; done %.1f s after the fault\n",
-	       go, s.ok, s.failed, s.t_done - t_gone);
-	return s;
+		      s->t_done - t_gone, BOUND_S);
+	printf("importer: %s: %u ok (%u WRITEs, %u READs sent), %u failed; "
+	       "done %.1f s after the fault\n", go, s->ok, s->writes,
+	       s->reads, s->failed, s->t_done - t_gone);
+}
+
+static void storm_begin(struct storm *s, uint8_t *mine, uint64_t lbase,
+			int slice)
+{
+	memset(s, 0, sizeof(*s));
+	s->mine = mine;
+	s->lbase = lbase;
+	s->slice = slice;
+}
+
+/*
+ * Once a rail is up again: every slot the storm left known holds its last
+ * WRITE's pattern in the exporter's pool, read back over the rails. Then
+ * the slice's own bytes go back into @s->mine, for the round trips.
+ */
+static void storm_check(struct kvreg *kv, struct kvreg_mr *local,
+			struct kvreg_remote *r, struct storm *s)
+{
+	unsigned int k, known = 0;
+	int64_t bad;
+
+	memset(s->mine + read_off(s, 0), 0, SLICE / 2);
+	kvt_batch(kv, local, read_off(s, 0) - s->lbase, r, slot_off(s, 0),
+		  KVREG_OP_READ, SPAGE, NSLOT);
+	for (k = 0; k < NSLOT; k++) {
+		if (!s->slot[k].known)
+			continue;
+		known++;
+		bad = kvt_mismatch(s->mine, read_off(s, k), SPAGE,
+				   s->slot[k].seed, slot_off(s, k));
+		CHECK(bad < 0, "slot %u of slice %d: the pool does not hold "
+		      "its last WRITE (seed %#x), at byte %lld", k, s->slice,
+		      s->slot[k].seed, (long long)(bad - read_off(s, k)));
+	}
+	CHECK(known, "the storm on slice %d completed no WRITE", s->slice);
+	kvt_fill_from(s->mine + slot_off(s, 0), SLICE, SEED + s->slice,
+		      slot_off(s, 0));
+	printf("importer: slice %d: the last WRITE of each of %u slots is "
+	       "in the pool (%u left unknown by a failure)\n", s->slice, known,
+	       (unsigned int)NSLOT - known);
 }
 
 /*
@@ -350,6 +538,29 @@ static void check_device_mask(struct kvreg *kv, const uint8_t *desc, size_t n)
 	printf("importer: a device mask keeps the rails it rules out down\n");
 }
 
+/* What rxe1 here counts of traffic cut: timeouts and NAKs of sequence. */
+static long long rxe1_damage(void)
+{
+	static const char *const names[] = {
+		"completer_retry_err", "rcvd_seq_err",
+	};
+	long long sum = 0, v;
+	char path[256];
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/sys/class/infiniband/rxe1/"
+			 "ports/1/hw_counters/%s", names[i]);
+		f = fopen(path, "r");
+		CHECK(f && fscanf(f, "%lld", &v) == 1, "%s: %s", path,
+		      strerror(errno));
+		fclose(f);
+		sum += v;
+	}
+	return sum;
+}
+
 static int importer(const char *dir)
 {
 	struct kvreg *kv = kvt_open();
@@ -361,19 +572,17 @@ static int importer(const char *dir)
 	struct kvreg_remote *r;
 	struct kvreg_error err;
 	uint32_t peer_ip[2];
-	struct storm st;
+	static struct storm st;
+	long long damage;
+	uint64_t moved;
 	size_t n;
 	int s;
 
 	CHECK(inet_pton(AF_INET, addrs[0], &peer_ip[0]) == 1 &&
 	      inet_pton(AF_INET, addrs[1], &peer_ip[1]) == 1, "inet_pton");
 	/* Slice s: seed SEED + s, as bytes of their offset in the pool. */
-	for (s = 0; s < 4; s++) {
-		uint64_t i;
-
-		for (i = 0; i < SLICE; i++)
-			mine[s * SLICE + i] = kvt_byte(SEED + s, s * SLICE + i);
-	}
+	for (s = 0; s < 4; s++)
+		kvt_fill_from(mine + s * SLICE, SLICE, SEED + s, s * SLICE);
 	CHECK_OK(kvreg_register(kv, mine, LEN, KVREG_ACCESS_ALL, 0, &local,
 				&err), &err);
 	CHECK_OK(kvreg_register(kv, back, LEN, KVREG_ACCESS_ALL, 0, &back_mr,
@@ -399,8 +608,10 @@ static int importer(const char *dir)
 	       (unsigned long long)r0.ops, (unsigned long long)r1.ops);
 
 	/* One link down: nothing fails; the rail counts what it gave up. */
-	storm(kv, local, 0, r, dir, 1, "go-link1", "link1-down", NULL, false,
+	storm_begin(&st, mine, 0, 1);
+	storm(kv, local, r, dir, &st, "go-link1", "link1-down", NULL, 1, false,
 	      peer_ip);
+	storm_check(kv, local, r, &st);
 	a1 = rail_stat(kv, 1);
 	CHECK(a1.failovers > r1.failovers, "rail 1 went down mid-batch and "
 	      "moved nothing: failovers %llu",
@@ -414,14 +625,42 @@ static int importer(const char *dir)
 	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 is back but carries "
 	      "nothing");
 
+	/*
+	 * Its link flapped ten times: nothing fails, nothing is lost. A
+	 * flap of a second and a half is within the QP's retries (its
+	 * device counts retries and sequence errors), or not (the rail's
+	 * work moves); on the debug kernel a flap takes seconds and the
+	 * rail may stay down between two. Either way the flaps must have
+	 * cut traffic in flight on it.
+	 */
+	a1 = rail_stat(kv, 1);
+	damage = rxe1_damage();
+	storm_begin(&st, mine, 0, 1);
+	storm(kv, local, r, dir, &st, "go-flap", "flaps-done", NULL, 1, false,
+	      peer_ip);
+	storm_check(kv, local, r, &st);
+	damage = rxe1_damage() - damage;
+	moved = rail_stat(kv, 1).failovers - a1.failovers;
+	CHECK(damage || moved, "rail 1's link flapped ten times under load, "
+	      "and its device retried nothing, nor did work move off it");
+	printf("importer: ten flaps of rail 1's link: %lld retries, %llu "
+	       "operations moved off it\n", damage, (unsigned long long)moved);
+	wait_rail(kv, 1, "ten flaps");
+	a1 = rail_stat(kv, 1);
+	round_trip(kv, local, back_mr, back, r, 1);
+	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 is back after ten flaps "
+	      "but carries nothing");
+
 	/* Both down: what is in flight fails, with the reason, in time. */
-	st = storm(kv, local, 0, r, dir, 3, "go-both", "both-down", NULL, true,
-		   peer_ip);
+	storm_begin(&st, mine, 0, 3);
+	storm(kv, local, r, dir, &st, "go-both", "both-down", NULL, -1, true,
+	      peer_ip);
 	CHECK(st.failed, "both links down and nothing failed");
 	put_file(dir, "done-both", "1", 1);
 	get_step(dir, "both-up", desc, sizeof(desc));
 	wait_rail(kv, 0, "both links came up");
 	wait_rail(kv, 1, "both links came up");
+	storm_check(kv, local, r, &st);
 	a0 = rail_stat(kv, 0);
 	a1 = rail_stat(kv, 1);
 	round_trip(kv, local, back_mr, back, r, 3);
@@ -430,8 +669,10 @@ static int importer(const char *dir)
 
 	/* Its own device on rail 1 removed: rail 0 carries it all. */
 	a1 = rail_stat(kv, 1);
-	storm(kv, local, 0, r, dir, 2, "own rxe1", NULL, "rdma link delete rxe1",
-	      false, peer_ip);
+	storm_begin(&st, mine, 0, 2);
+	storm(kv, local, r, dir, &st, "own rxe1", NULL, "rdma link delete rxe1",
+	      1, false, peer_ip);
+	storm_check(kv, local, r, &st);
 	/* What was on it finished first, or moved: either way, it is out. */
 	CHECK(rail_stat(kv, 1).state == KVREG_CONN_STATE_LOST,
 	      "rail 1's device is gone, and the rail is not LOST");
@@ -453,10 +694,19 @@ static int importer(const char *dir)
 	      "nothing for a registration made after it came");
 
 	/* The exporter's rxe0 removed mid-batch: local2 goes on, on rail 1. */
+	a0 = rail_stat(kv, 0);
 	a1 = rail_stat(kv, 1);
-	storm(kv, local2, 2 * SLICE, r, dir, 2, "go-exp-dev", "exp-dev-gone",
-	      NULL, false, peer_ip);
+	storm_begin(&st, mine, 2 * SLICE, 2);
+	storm(kv, local2, r, dir, &st, "go-exp-dev", "exp-dev-gone", NULL, 0,
+	      false, peer_ip);
 	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 took nothing over");
+	CHECK(rail_stat(kv, 0).failovers > a0.failovers, "rail 0 lost the "
+	      "exporter's device with nothing in flight: failovers %llu",
+	      (unsigned long long)rail_stat(kv, 0).failovers);
+	storm_check(kv, local2, r, &st);
+	/* The slice's own bytes again, for the exporter's last check. */
+	kvt_batch(kv, local2, 0, r, 2 * SLICE, KVREG_OP_WRITE, PAGE,
+		  SLICE / PAGE);
 	put_file(dir, "done-exp-dev", "1", 1);
 	get_step(dir, "exp-dev-back", desc, sizeof(desc));
 

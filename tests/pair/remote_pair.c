@@ -4,9 +4,10 @@
  * exporter registers a 4 KiB-page pool and a hugetlb pool, listens and
  * writes their descriptors to a directory both guests share (their
  * control plane); the importer reads them, READs what the exporter wrote
- * and WRITEs its own bytes back, in 4 KiB, 64 KiB and 2 MiB pages, and
- * the exporter checks them, then the same with 4 KiB pages in batches of
- * 64 (SUBMIT and REAP). The importer also reports kvreg's throughput for
+ * and WRITEs its own bytes back, in 4 KiB, 64 KiB and 2 MiB pages, then
+ * the same with 4 KiB pages in batches of 64 (SUBMIT and REAP): each pass
+ * with bytes of its own, READ back after it; the exporter checks the
+ * last. The importer also reports kvreg's throughput for
  * tests/guest/pair-side.sh to set against perftest's.
  *   remote_pair export DIR ADDR
  *   remote_pair import DIR
@@ -16,12 +17,18 @@
 #define LEN	(8ULL << 20)
 #define HUGE	(8ULL << 20)
 
-/* Each pool: the exporter fills it with seed, the importer writes the
- * upper half with seed + 1 at the same offsets. */
+/*
+ * Each pool: the exporter fills it with seed, the importer writes the
+ * upper half four times, pass i with seed + 1 + i at the same offsets,
+ * and reads each back: the last pass's bytes stay.
+ */
+#define PASSES	4
+
 static void check_upper(const uint8_t *p, uint64_t len, uint32_t seed,
 			const char *what)
 {
-	int64_t bad = kvt_mismatch(p, len / 2, len / 2, seed + 1, len / 2);
+	int64_t bad = kvt_mismatch(p, len / 2, len / 2, seed + PASSES,
+				   len / 2);
 
 	CHECK(bad < 0, "%s: the importer's bytes differ at %lld", what,
 	      (long long)bad);
@@ -126,6 +133,27 @@ static double move_batched(struct kvreg *kv, struct kvreg_mr *local,
 	return kvt_now() - t0;
 }
 
+/*
+ * The upper half as the exporter's pool holds it, READ back in 2 MiB
+ * pieces: pass @pass's bytes, every one of them.
+ */
+static void check_pass(struct kvreg *kv, struct kvreg_mr *local,
+		       struct kvreg_remote *r, uint8_t *mine, uint64_t len,
+		       uint32_t seed, unsigned int pass, const char *name)
+{
+	struct kvreg_error err;
+	uint64_t off;
+	int64_t bad;
+
+	memset(mine + len / 2, 0, len / 2);
+	for (off = len / 2; off < len; off += SZ_2M)
+		CHECK_OK(kvreg_transfer_remote(kv, KVREG_OP_READ, local, off, r,
+					       off, SZ_2M, &err), &err);
+	bad = kvt_mismatch(mine, len / 2, len / 2, seed + 1 + pass, len / 2);
+	CHECK(bad < 0, "%s: WRITE pass %u did not land: the pool differs at "
+	      "%lld", name, pass, (long long)bad);
+}
+
 static void import_pool(struct kvreg *kv, const char *dir, const char *name,
 			uint32_t seed)
 {
@@ -154,8 +182,9 @@ static void import_pool(struct kvreg *kv, const char *dir, const char *name,
 		      "%s: READ in %llu-byte pages differs at %lld", name,
 		      (unsigned long long)pages[i],
 		      (long long)kvt_mismatch(mine, 0, len / 2, seed, 0));
-		kvt_fill(mine, len, seed + 1);
+		kvt_fill(mine, len, seed + 1 + i);
 		wt = move(kv, local, r, len, pages[i], KVREG_OP_WRITE);
+		check_pass(kv, local, r, mine, len, seed, i, name);
 		/* For pair-side.sh: MB/s of each, by page size. */
 		printf("kvreg-bw %s %llu read %.1f write %.1f\n", name,
 		       (unsigned long long)pages[i],
@@ -170,9 +199,10 @@ static void import_pool(struct kvreg *kv, const char *dir, const char *name,
 		rt = move_batched(kv, local, r, len, SZ_4K, 64, KVREG_OP_READ);
 		CHECK(kvt_mismatch(mine, 0, len / 2, seed, 0) < 0,
 		      "%s: batched READ differs", name);
-		kvt_fill(mine, len, seed + 1);
+		kvt_fill(mine, len, seed + PASSES);
 		wt = move_batched(kv, local, r, len, SZ_4K, 64,
 				  KVREG_OP_WRITE);
+		check_pass(kv, local, r, mine, len, seed, PASSES - 1, name);
 		printf("kvreg-bw %s 4096x64 read %.1f write %.1f\n", name,
 		       (double)(len / 2) / rt / 1e6,
 		       (double)(len / 2) / wt / 1e6);
