@@ -7,6 +7,43 @@ KVREG_SRC=$(cd "$(dirname "$0")/../.." && pwd)
 KVREG_LIST=$KVREG_SRC/tests/list
 KERNEL_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|kernel BUG|UBSAN|KASAN|list_del corruption|refcount_t:|blocked for more than|possible recursive locking|circular locking'
 
+# tolerate: the kernel log on stdin, less the one report a test may meet
+# that is neither kvreg's nor of its doing, each dropped one said on
+# stderr as "kvreg-test: tolerated ...". ib_mad's receive completion
+# (ib_mad_recv_done, drivers/infiniband/core/mad.c) checks once, at its
+# start, that its port is open, then posts a new receive buffer; while an
+# RDMA device is unregistered, ib_mad_port_close() takes the port off the
+# list and destroys the GSI QP before it frees the CQ, so a CM message
+# that arrived just then is followed by a post to a destroyed QP, which
+# rxe (6.4 on) reports with a WARNING in rxe_post_recv ("qp has been
+# destroyed"). Dropped only whole: that WARNING, ib_mad_post_receive_mads
+# in its call trace, and no kvreg frame in it.
+tolerate() {
+	awk '
+	function flush(   i, ok) {
+		ok = warn && mad && !ours
+		if (ok)
+			print "kvreg-test: tolerated: rxe_post_recv from " \
+			      "ib_mad_post_receive_mads, the GSI QP destroyed " \
+			      "under ib_mad (upstream race, docs/testing.md)" \
+			      > "/dev/stderr"
+		for (i = 0; i < n && !ok; i++)
+			print blk[i]
+		n = 0; inblk = 0; warn = 0; mad = 0; ours = 0
+	}
+	/-----------\[ cut here \]-----------/ { if (inblk) flush(); inblk = 1 }
+	inblk {
+		blk[n++] = $0
+		if ($0 ~ /WARNING: .* rxe_post_recv\+/) warn = 1
+		if ($0 ~ / ib_mad_post_receive_mads\+/) mad = 1
+		if ($0 ~ /\[kvreg\]/) ours = 1
+		if ($0 ~ /---\[ end trace/) flush()
+		next
+	}
+	{ print }
+	END { if (inblk) flush() }'
+}
+
 # record VERDICT NAME [REASON]: one result line, "SKIP" with its reason.
 record() {
 	echo "$1 $PREFIX$2${3:+ $3}" >> "$RESULTS"
@@ -35,7 +72,9 @@ kernel_clean() {
 		echo "--- no kernel log mark for $1 ---"
 		return 1
 	fi
-	if grep -Eq "$KERNEL_BAD" /tmp/slice.log; then
+	tolerate < /tmp/slice.log 2>&1 > /tmp/slice.kept |
+		sed "s|tolerated:|tolerated in $1:|"
+	if grep -Eq "$KERNEL_BAD" /tmp/slice.kept; then
 		echo "--- kernel log of $1 ---"
 		cat /tmp/slice.log
 		return 1
@@ -51,7 +90,7 @@ kernel_gaps() {
 	dmesg | awk '
 		/kvreg-test: begin / { on = 1 }
 		!on
-		/kvreg-test: end / { on = 0 }' > /tmp/gaps.log
+		/kvreg-test: end / { on = 0 }' | tolerate > /tmp/gaps.log
 	if grep -Eq "$KERNEL_BAD" /tmp/gaps.log; then
 		echo "--- kernel log outside every test's slice ---"
 		grep -E -B5 -A20 "$KERNEL_BAD" /tmp/gaps.log
