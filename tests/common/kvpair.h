@@ -26,8 +26,28 @@ static inline void put_file(const char *dir, const char *name,
 	CHECK(!rename(tmp, path), "rename %s", path);
 }
 
+/*
+ * True once a side of the pair test this process is (tests/guest/
+ * pair-side.sh names it) has failed: the file it waits for will not come.
+ */
+static inline bool kvp_other_failed(const char *dir)
+{
+	static const char *const roles[] = { "export", "import" };
+	const char *test = getenv("KVREG_PAIR_TEST");
+	char path[512];
+	int i;
+
+	for (i = 0; test && i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/failed-%s-%s", dir, test,
+			 roles[i]);
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
+}
+
 /* Wait up to @wait_s for the other side's file: a side that failed
- * writes nothing, and the other must not wait long for it. */
+ * writes nothing, and the other must not wait for it. */
 static inline size_t get_file_within(const char *dir, const char *name,
 				     void *data, size_t cap, int wait_s)
 {
@@ -39,8 +59,12 @@ static inline size_t get_file_within(const char *dir, const char *name,
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	for (i = 0; i < wait_s * 10 && !f; i++) {
 		f = fopen(path, "r");
-		if (!f)
-			usleep(100 * 1000);
+		if (f)
+			break;
+		CHECK(!kvp_other_failed(dir), "%s will not come: "
+		      "the other side of %s failed", path,
+		      getenv("KVREG_PAIR_TEST"));
+		usleep(100 * 1000);
 	}
 	CHECK(f, "%s never came", path);
 	n = fread(data, 1, cap, f);

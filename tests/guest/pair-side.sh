@@ -43,7 +43,12 @@ pair_test() {
 	shift
 	mark "pair/$name"
 	rc=0
+	KVREG_PAIR_TEST=$name
+	export KVREG_PAIR_TEST
 	"$@" || rc=$?
+	# The other side, if it waits for a file of this one, stops at once
+	# (kvpair.h), not at its bound.
+	[ $rc -eq 0 ] || : > "$X/failed-$name-$ROLE"
 	kernel_clean "pair/$name" || rc=1
 	# A failure shows the end of its slice: what kvreg said.
 	[ $rc -eq 0 ] || tail -40 /tmp/slice.log
