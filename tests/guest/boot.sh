@@ -14,7 +14,8 @@
 # stream socket at fd N (tests/guest/unix-link.py makes them), gives the
 # guest a virtio-net NIC (MAC KVREG_MAC) on a QEMU socket link,
 # KVREG_NET2 (MAC KVREG_MAC2) a second one, and KVREG_XCHG=DIR a
-# directory both guests share at /kvreg-x.
+# directory both guests share at /kvreg-x. KVREG_QMP=PATH puts QEMU's
+# control socket (QMP) there, for tests/guest/cable.py.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,6 +65,8 @@ esac
 XCHG=()
 [ -n "${KVREG_XCHG:-}" ] &&
 	XCHG=(-virtfs "local,path=$KVREG_XCHG,mount_tag=kvregx,security_model=none,multidevs=remap")
+QMP=()
+[ -n "${KVREG_QMP:-}" ] && QMP=(-qmp "unix:$KVREG_QMP,server=on,wait=off")
 SRC_SHARE=()
 [ -n "$SRC" ] && SRC_SHARE=(-virtfs "local,path=$SRC,mount_tag=kvregsrc,security_model=none,readonly=on,multidevs=remap")
 
@@ -95,7 +98,7 @@ boot() {
 		-append "console=ttyS0 quiet loglevel=4 log_buf_len=8M panic=-1 oops=panic hugepagesz=1G hugepages=1 $CMDLINE KVREG_SETUP=$HERE/guest-setup.sh KVREG_KVER=$KVER KVREG_MODDIR=$MODDIR KVREG_SRC=$SRC KVREG_XCHG=${KVREG_XCHG:+1}" \
 		-virtfs local,path="$ROOT",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$OUT",mount_tag=kvregout,security_model=none,multidevs=remap \
-		"${SRC_SHARE[@]}" "${XCHG[@]}" \
+		"${SRC_SHARE[@]}" "${XCHG[@]}" "${QMP[@]}" \
 		"${NET[@]}" -display none -serial stdio -monitor none -no-reboot \
 		< /dev/null &
 	qemu=$!

@@ -3,7 +3,8 @@
 # tests/guest/unix-link.py connects (two virtio-net NICs each: 192.0.2.1
 # and 192.0.2.2 on eth0, 198.51.100.1 and 198.51.100.2 on eth1, rxe on
 # each NIC), sharing one directory as their control plane: the first
-# exports, the second imports.
+# exports, the second imports. tests/guest/cable.py pulls the first's
+# cables when it asks.
 #   pair.sh OUTDIR BUILD KIND_A KO_A KIND_B KO_B PREFIX
 # KIND is debian, trixie or debug (as KVREG_KERNEL for boot.sh).
 # KVREG_PAIR_SIDE: what each guest runs (pair-side.sh: the pair tests).
@@ -17,7 +18,8 @@ XCHG=$OUT/xchg
 
 # The links' sockets: a directory of its own, gone with the script.
 LINKS=$(mktemp -d /tmp/kvreg-links.XXXXXX)
-trap 'rm -rf "$LINKS"' EXIT
+cable=
+trap '[ -z "$cable" ] || kill "$cable" 2>/dev/null; rm -rf "$LINKS"' EXIT
 
 # Each side in a session of its own, so that it can be stopped whole.
 boot_pair() {
@@ -25,10 +27,14 @@ boot_pair() {
 	mkdir -p "$XCHG" "$OUT/a" "$OUT/b"
 	# New links per boot: no frame of an earlier one is left in them.
 	L0=$LINKS/eth0.$RANDOM L1=$LINKS/eth1.$RANDOM
+	[ -z "$cable" ] || kill "$cable" 2>/dev/null || true
+	"$HERE/cable.py" "$XCHG" "$LINKS/qmp-a" &
+	cable=$!
 
 	KVREG_KERNEL=$KIND_A KVREG_NET=fd:10 KVREG_MAC=52:54:00:4b:56:01 \
 	KVREG_NET2=fd:11 KVREG_MAC2=52:54:00:4b:57:01 \
 	KVREG_XCHG=$XCHG KVREG_GUEST_TIMEOUT=${KVREG_GUEST_TIMEOUT:-1200} \
+	KVREG_QMP=$LINKS/qmp-a \
 		setsid "$HERE/unix-link.py" listen "$L0" "$L1" -- \
 		"$HERE/boot.sh" "$OUT/a" sh "$SIDE" export "$BUILD" \
 		"$KO_A" /kvreg-out/results "$PREFIX" > "$OUT/a/console.log" 2>&1 &

@@ -9,6 +9,10 @@
  *    every operation completes successfully, moved to the other rail,
  *    and the rail counts failovers; once the link is up the module
  *    reconnects the rail by itself and it carries work again;
+ *  - the same link's cable pulled and plugged back ten times under the
+ *    same load (tests/guest/cable.py, from the host): every operation
+ *    succeeds, the flaps cut traffic in flight (the device retried, or
+ *    work moved), and the rail is up once they stop;
  *  - both links down: every operation still in flight fails with
  *    CONN_LOST and the peer's address within the bound, none hangs; both
  *    up again, both rails are reconnected and used;
@@ -72,6 +76,38 @@ static void run(const char *who, const char *cmd)
 	" ip link set $d up || exit 1; done; sleep 1; for d in " devs	\
 	"; do tc qdisc del dev $d ingress; done >/dev/null 2>&1; true"
 
+/*
+ * The exporter's side of the flaps: on @go the host pulls eth1's cable
+ * FLAPS times (a second out, a second and a half in); the carrier must
+ * have gone and come back each time, as this kernel counts it.
+ */
+#define FLAPS	10
+static void flap(const char *dir, const char *go, const char *done)
+{
+	static const char *const path = "/sys/class/net/eth1/carrier_changes";
+	unsigned long long before, after;
+	char b[256], answer[512];
+	size_t n;
+
+	get_step(dir, go, b, sizeof(b));
+	before = kvt_read_param(path);
+	snprintf(b, sizeof(b), "n1 %d 1.0 1.5", FLAPS);
+	printf("exporter: eth1's cable pulled %d times\n", FLAPS);
+	fflush(stdout);
+	/* An answer to an earlier request is not this one's. */
+	snprintf(answer, sizeof(answer), "%s/cable-req-done", dir);
+	CHECK(!unlink(answer) || errno == ENOENT, "%s: %s", answer,
+	      strerror(errno));
+	put_file(dir, "cable-req", b, strlen(b));
+	n = get_step(dir, "cable-req-done", b, sizeof(b) - 1);
+	b[n] = 0;
+	CHECK(!strcmp(b, "ok"), "the host did not pull the cable: %s", b);
+	after = kvt_read_param(path);
+	CHECK(after - before >= 2 * FLAPS, "eth1's carrier changed %llu times "
+	      "in %d flaps", after - before, FLAPS);
+	put_file(dir, done, "1", 1);
+}
+
 /* The exporter's side of a step: wait for @go, run @cmd, say @done. */
 static void fault(const char *dir, const char *go, const char *cmd,
 		  const char *done)
@@ -107,6 +143,7 @@ static int exporter(const char *dir)
 
 	fault(dir, "go-link1", "ip link set eth1 down", "link1-down");
 	fault(dir, "done-link1", LINK_UP("eth1"), "link1-up");
+	flap(dir, "go-flap", "flaps-done");
 	fault(dir, "go-both", "ip link set eth0 down && ip link set eth1 down",
 	      "both-down");
 	fault(dir, "done-both", LINK_UP("eth0 eth1"), "both-up");
@@ -530,6 +567,15 @@ static void check_device_mask(struct kvreg *kv, const uint8_t *desc, size_t n)
 	printf("importer: a device mask keeps the rails it rules out down\n");
 }
 
+/* What rxe1 here counts of traffic cut: retries and NAKs of sequence. */
+static unsigned long long rxe1_damage(void)
+{
+	return kvt_read_param("/sys/class/infiniband/rxe1/ports/1/hw_counters/"
+			      "completer_retry_err") +
+	       kvt_read_param("/sys/class/infiniband/rxe1/ports/1/hw_counters/"
+			      "rcvd_seq_err");
+}
+
 static int importer(const char *dir)
 {
 	struct kvreg *kv = kvt_open();
@@ -542,6 +588,8 @@ static int importer(const char *dir)
 	struct kvreg_error err;
 	uint32_t peer_ip[2];
 	static struct storm st;
+	unsigned long long damage;
+	uint64_t moved;
 	size_t n;
 	int s;
 
@@ -591,6 +639,30 @@ static int importer(const char *dir)
 	kvt_batch(kv, local, SLICE, r, SLICE, KVREG_OP_WRITE, SZ_4K, 256);
 	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 is back but carries "
 	      "nothing");
+
+	/*
+	 * Its cable pulled ten times: nothing fails, nothing is lost. A
+	 * second out is within the QP's retries (the device counts retries
+	 * and sequence errors), or not (the rail's work moves). Either way
+	 * the flaps must have cut traffic in flight on it.
+	 */
+	a1 = rail_stat(kv, 1);
+	damage = rxe1_damage();
+	storm_begin(&st, mine, 0, 1);
+	storm(kv, local, r, dir, &st, "go-flap", "flaps-done", NULL, 1, false,
+	      peer_ip);
+	storm_check(kv, local, r, &st);
+	damage = rxe1_damage() - damage;
+	moved = rail_stat(kv, 1).failovers - a1.failovers;
+	CHECK(damage || moved, "rail 1's cable was pulled ten times under "
+	      "load, and its device retried nothing, nor did work move off it");
+	printf("importer: ten flaps of rail 1's cable: %llu retries, %llu "
+	       "operations moved off it\n", damage, (unsigned long long)moved);
+	wait_rail(kv, 1, "ten flaps");
+	a1 = rail_stat(kv, 1);
+	round_trip(kv, local, back_mr, back, r, 1);
+	CHECK(rail_stat(kv, 1).ops > a1.ops, "rail 1 is back after ten flaps "
+	      "but carries nothing");
 
 	/* Both down: what is in flight fails, with the reason, in time. */
 	storm_begin(&st, mine, 0, 3);
