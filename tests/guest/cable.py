@@ -6,8 +6,9 @@
 
 A guest asks through the directory it shares with the host (XCHG): a
 file `cable-req` holding "NETDEV COUNT DOWN_S UP_S" asks for NETDEV
-(QEMU's id of the netdev, n0 or n1) to lose its link COUNT times, each
-for DOWN_S seconds, then DOWN_S + UP_S apart. The answer is the file
+(QEMU's id of the netdev, n0 or n1) to lose its link COUNT times, for
+DOWN_S seconds each (a list such as 1,6 is taken in turn), with UP_S
+seconds in between. The answer is the file
 `cable-req-done`: "ok" or what went wrong. QEMU's set_link is what a
 cable does: the guest sees its carrier go and come back, its routes
 stay, and frames sent or arriving meanwhile are lost, not queued. `ip
@@ -51,7 +52,7 @@ def flap(path, netdev, count, down_s, up_s):
     try:
         for i in range(count):
             call(f, "set_link", name=netdev, up=False)
-            time.sleep(down_s)
+            time.sleep(down_s[i % len(down_s)])
             call(f, "set_link", name=netdev, up=True)
             if i + 1 < count:
                 time.sleep(up_s)
@@ -71,7 +72,8 @@ def serve(xchg, path):
         os.unlink(req)
         try:
             netdev, count, down_s, up_s = words
-            flap(path, netdev, int(count), float(down_s), float(up_s))
+            flap(path, netdev, int(count),
+                 [float(d) for d in down_s.split(",")], float(up_s))
             answer = "ok"
         except (ValueError, OSError, RuntimeError) as e:
             answer = "cable.py: %s: %s" % (" ".join(words), e)
