@@ -131,6 +131,7 @@ $(BUILD)/tests/integration/export_guess: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/keepalive_peer: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/caps: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/conn_rejected: TEST_LIBS = -lrdmacm -libverbs
+$(BUILD)/tests/integration/cm_fuzz: TEST_LIBS = -lrdmacm -libverbs -lpthread
 $(BUILD)/tests/integration/engine_attack: TEST_LIBS = -libverbs
 $(BUILD)/tests/integration/peer_protocol: TEST_LIBS = -lrdmacm -libverbs
 $(BUILD)/tests/integration/rail_mend: TEST_LIBS = -lrdmacm -libverbs

@@ -435,6 +435,20 @@ void kvreg_conn_abort(struct kvreg_conn *conn)
 	mutex_unlock(&conn->abort_mutex);
 }
 
+/*
+ * The accept's form: a kvreg endpoint of this wire version sends struct
+ * kvreg_cm_req with its magic and version (the CM pads what is short with
+ * zeroes). What else the peer put in it is not read.
+ */
+static bool kvreg_conn_rep_ok(const struct rdma_cm_event *ev)
+{
+	const struct kvreg_cm_req *rep = ev->param.conn.private_data;
+
+	return rep && ev->param.conn.private_data_len >= sizeof(*rep) &&
+	       le32_to_cpu(rep->magic) == KVREG_CM_MAGIC &&
+	       le16_to_cpu(rep->version) == KVREG_CM_VERSION;
+}
+
 static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 				 struct rdma_cm_event *ev)
 {
@@ -451,13 +465,15 @@ static int kvreg_conn_cm_handler(struct rdma_cm_id *id,
 	if (event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
 		int ret = -ENODEV;
 
+		/* Not a kvreg endpoint: its QP gets nothing of ours. */
+		conn->rep_bad = !kvreg_conn_rep_ok(ev);
 		/*
 		 * A REP late for a connect that timed out may come while its
 		 * QP is being destroyed: @qp_gone is set before that, under
 		 * @abort_mutex, which keeps the QP here while it is moved.
 		 */
 		mutex_lock(&conn->abort_mutex);
-		if (conn->qp_live && !conn->qp_gone)
+		if (conn->qp_live && !conn->qp_gone && !conn->rep_bad)
 			ret = kvreg_qp_own_rts(&conn->q, id);
 		mutex_unlock(&conn->abort_mutex);
 		if (ret) {
@@ -1005,6 +1021,8 @@ static u32 kvreg_conn_refusal(struct kvreg_conn *conn, int ret,
 		return KVREG_REASON_CONN_TIMEOUT;
 	if (ret == -ENODEV)
 		return KVREG_REASON_DEVICE_REMOVED;
+	if (conn->rep_bad)
+		return KVREG_REASON_PEER_PROTOCOL;
 	if (conn->cm_event != RDMA_CM_EVENT_REJECTED) {
 		/* UNREACHABLE, CONNECT_ERROR: no answer the CM could use. */
 		err->driver_errno = conn->cm_status;
@@ -1063,6 +1081,7 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 	/* Not the CM's QP: it asks for no responder resources. */
 	param.qp_num = conn->q.qp->qp_num;
 	rdma_set_ack_timeout(conn->cm_id, KVREG_ACK_TIMEOUT);
+	conn->rep_bad = false;
 	reinit_completion(&conn->cm_done);
 	ret = rdma_connect(conn->cm_id, &param);
 	if (ret) {
@@ -1075,6 +1094,8 @@ static int kvreg_conn_establish(struct kvreg_conn *conn, u32 timeout_ms,
 	if (ret) {
 		err->reason = kvreg_conn_refusal(conn, ret, err);
 		err->device_index = conn->dev->index;
+		if (err->reason == KVREG_REASON_PEER_PROTOCOL)
+			return -EPROTO;
 		return ret == -ECONNREFUSED || ret == -ENODEV ? ret :
 		       -ETIMEDOUT;
 	}

@@ -120,6 +120,7 @@ struct kvreg_conn {
 	u16 rej_version;
 	u32 rej_limit;			/* a cap's numbers, with its reason */
 	u32 rej_usage;
+	bool rep_bad;			/* the accept was not kvreg's */
 	/*
 	 * Active: who destroys @cm_id if the device goes while IMPORT is
 	 * still connecting (KVREG_CONNECTING): the connecting caller, which

@@ -123,10 +123,10 @@ enum kvreg_reason {
 	KVREG_REASON_OP_TIMEOUT		= 55,
 	KVREG_REASON_INTERRUPTED	= 56,	/* a fatal signal: flushed */
 	/*
-	 * The peer broke kvreg's wire protocol. Wire version 1 reported
-	 * with it a SEND other than an empty keepalive; since version 2 an
-	 * importer posts no receive, and nothing reports it now. Kept: a
-	 * reason's value is never reused.
+	 * The peer broke kvreg's wire protocol: it accepted a connection
+	 * with private data that is not a kvreg accept of this wire
+	 * version (IMPORT, a rail's mend). Wire version 1 also reported
+	 * with it a SEND other than an empty keepalive.
 	 */
 	KVREG_REASON_PEER_PROTOCOL	= 57,
 };
@@ -902,7 +902,9 @@ struct kvreg_desc_chunk {
  * side's connect request carries struct kvreg_cm_req; a refusal carries
  * struct kvreg_cm_rej with the reason (KVREG_REASON_CONN_BAD_SECRET,
  * KVREG_REASON_CONN_VERSION, ...). The accept carries struct kvreg_cm_req
- * with a zero secret. The passive side only responds: the active side
+ * with a zero secret; an active side refuses (REJ, then
+ * KVREG_REASON_PEER_PROTOCOL) an accept whose private data is not that,
+ * with this version. The passive side only responds: the active side
  * posts RDMA READ and WRITE with the descriptor's rkeys (responder
  * resources up to the device's max_qp_rd_atom) and sends nothing else.
  * The active side asks for no responder resources and its QP takes no
@@ -987,9 +989,9 @@ struct kvreg_conn_info {
 	 * descriptor path it serves. @failovers counts operations that were
 	 * in flight on it when it failed and were posted again elsewhere.
 	 * While it is LOST, the module connects it again: @mend_reason and
-	 * @mend_errno say why the last try failed (0: none failed yet), or,
-	 * while it waits out its pause, KVREG_REASON_PEER_PROTOCOL and
-	 * -EPROTO when the peer broke the protocol.
+	 * @mend_errno say why the last try failed (0: none failed yet;
+	 * KVREG_REASON_PEER_PROTOCOL and -EPROTO when what answered there
+	 * accepted as no kvreg endpoint does).
 	 */
 	__u64 rail_group;
 	__u32 rail;

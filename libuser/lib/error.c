@@ -237,8 +237,8 @@ static const struct kvreg_reason_text kvreg_reasons[] = {
 	{ KVREG_REASON_INTERRUPTED, "interrupted",
 	  "the caller got a fatal signal; what was in flight was flushed" },
 	{ KVREG_REASON_PEER_PROTOCOL, "peer broke the protocol",
-	  "the node at that address sent what no kvreg endpoint sends (a "
-	  "SEND with invalidate, immediate data or a payload): check what "
+	  "the node at that address answered what no kvreg endpoint of "
+	  "this version answers (an accept that is not kvreg's): check what "
 	  "listens there and where the descriptor came from" },
 	{ KVREG_REASON_MODULE_NOT_LOADED, "kvreg module not loaded",
 	  "load it with 'modprobe kvreg' (install it with DKMS, see the "
