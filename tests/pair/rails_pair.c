@@ -11,7 +11,7 @@
  *    reconnects the rail by itself and it carries work again;
  *  - the same link's cable pulled and plugged back ten times under the
  *    same load (tests/guest/cable.py, from the host): every operation
- *    succeeds, the flaps cut traffic in flight (the device retried, or
+ *    succeeds, the flaps cut traffic in flight (the device retried, and
  *    work moved), and the rail is up once they stop;
  *  - both links down: every operation still in flight fails with
  *    CONN_LOST and the peer's address within the bound, none hangs; both
