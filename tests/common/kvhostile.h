@@ -43,19 +43,11 @@ struct kvt_hostile {
 	struct ibv_mr *mr;	/* over the caller's buffer */
 };
 
-/* Accept @id's request, with @buf (@len bytes) registered for local use. */
-static inline void kvt_hostile_accept(struct rdma_cm_id *id,
-				      struct kvt_hostile *h, void *buf,
-				      size_t len)
+/* A QP for @id's request, with @buf (@len bytes) registered for local use. */
+static inline void kvt_hostile_setup(struct rdma_cm_id *id,
+				     struct kvt_hostile *h, void *buf,
+				     size_t len)
 {
-	struct kvreg_cm_req acc = {
-		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
-	};
-	struct rdma_conn_param param = {
-		.private_data = &acc, .private_data_len = sizeof(acc),
-		.responder_resources = 1, .initiator_depth = 1,
-		.retry_count = 3, .rnr_retry_count = 3,
-	};
 	struct ibv_qp_init_attr qa = {
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
@@ -70,6 +62,23 @@ static inline void kvt_hostile_accept(struct rdma_cm_id *id,
 	      strerror(errno));
 	h->mr = ibv_reg_mr(h->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(h->mr, "ibv_reg_mr: %s", strerror(errno));
+}
+
+/* kvt_hostile_setup(), then accept @id's request with kvreg's private data. */
+static inline void kvt_hostile_accept(struct rdma_cm_id *id,
+				      struct kvt_hostile *h, void *buf,
+				      size_t len)
+{
+	struct kvreg_cm_req acc = {
+		.magic = KVREG_CM_MAGIC, .version = KVREG_CM_VERSION,
+	};
+	struct rdma_conn_param param = {
+		.private_data = &acc, .private_data_len = sizeof(acc),
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 3, .rnr_retry_count = 3,
+	};
+
+	kvt_hostile_setup(id, h, buf, len);
 	CHECK(!rdma_accept(id, &param), "accept: %s", strerror(errno));
 }
 

@@ -220,6 +220,15 @@ static inline int64_t kvt_mismatch(const void *buf, uint64_t off, uint64_t len,
 	return -1;
 }
 
+/* xorshift64*: a sequence reproducible from the seed a test prints. */
+static inline uint64_t kvt_rnd(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545F4914F6CDD1DULL;
+}
+
 static inline void *kvt_map_anon(uint64_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,

@@ -48,11 +48,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	/* xorshift64*: reproducible from the seed printed at start. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
+	return kvt_rnd(&rng_state);
 }
 
 static uint16_t get16(const uint8_t *p)
@@ -335,25 +331,14 @@ struct answerer {
 	uint8_t buf[SZ_4K];
 };
 
-/* An accepted request's objects, let go once its connection ends. */
-struct answered {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-};
-
+/* An accepted request's objects are let go once its connection ends. */
 static void answer(struct answerer *a, struct rdma_cm_id *id)
 {
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
 	struct rdma_conn_param param = {
 		.responder_resources = 1, .initiator_depth = 1,
 		.retry_count = 6, .rnr_retry_count = 6,
 	};
-	struct answered *h;
+	struct kvt_hostile *h;
 
 	pthread_mutex_lock(&a->lock);
 	param.private_data = a->len ? a->data : NULL;
@@ -367,15 +352,7 @@ static void answer(struct answerer *a, struct rdma_cm_id *id)
 	}
 	h = calloc(1, sizeof(*h));
 	CHECK(h, "calloc");
-	h->pd = ibv_alloc_pd(id->verbs);
-	h->cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
-	CHECK(h->pd && h->cq, "pd, cq");
-	qa.send_cq = qa.recv_cq = h->cq;
-	CHECK(!rdma_create_qp(id, h->pd, &qa), "create_qp: %s",
-	      strerror(errno));
-	h->mr = ibv_reg_mr(h->pd, a->buf, sizeof(a->buf),
-			   IBV_ACCESS_LOCAL_WRITE);
-	CHECK(h->mr, "ibv_reg_mr: %s", strerror(errno));
+	kvt_hostile_setup(id, h, a->buf, sizeof(a->buf));
 	id->context = h;
 	a->live++;
 	CHECK(!rdma_accept(id, &param), "rdma_accept: %s", strerror(errno));
@@ -384,14 +361,10 @@ static void answer(struct answerer *a, struct rdma_cm_id *id)
 
 static void let_go(struct answerer *a, struct rdma_cm_id *id, bool refused)
 {
-	struct answered *h = id->context;
+	struct kvt_hostile *h = id->context;
 
-	rdma_destroy_qp(id);
-	ibv_dereg_mr(h->mr);
-	ibv_destroy_cq(h->cq);
-	ibv_dealloc_pd(h->pd);
+	kvt_hostile_free(id, h);
 	free(h);
-	rdma_destroy_id(id);
 	pthread_mutex_lock(&a->lock);
 	a->live--;
 	a->refused += refused;

@@ -24,11 +24,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	/* xorshift64*: reproducible from the seed printed at start. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
+	return kvt_rnd(&rng_state);
 }
 
 static uint64_t pick(const uint64_t *v, size_t n)
