@@ -109,6 +109,7 @@ struct worker {
 	struct kvreg_remote *remote;
 	struct kvt_exporter *x;
 	volatile int stop, done;
+	volatile int in_call;		/* inside a TRANSFER now */
 	int ok, failed, ret;
 	struct kvreg_error err;
 	double started_at, failed_at;	/* the last call's */
@@ -124,8 +125,10 @@ static void *transfers(void *p)
 
 	for (;;) {
 		w->started_at = kvt_now();
+		w->in_call = 1;
 		w->ret = kvreg_transfer_remote(w->kv, KVREG_OP_WRITE, w->local,
 					       0, w->remote, 0, BIG, &w->err);
+		w->in_call = 0;
 		if (w->ret)
 			break;
 		w->ok++;
@@ -203,6 +206,12 @@ static void during_transfer(struct kvreg *kv)
 
 	CHECK(!pthread_create(&t, NULL, transfers, &w), "thread");
 	usleep(300 * 1000);
+	/*
+	 * Inside a transfer, not between two: the debug kernel's removal
+	 * once began in the 70 ms from one to the next.
+	 */
+	for (t0 = kvt_now(); !w.in_call; usleep(1000))
+		CHECK(kvt_now() - t0 < 10, "no transfer began in 10 s");
 	w.stop = 1;
 	t0 = kvt_now();
 	took = remove_device();
