@@ -87,6 +87,14 @@ fi
 # Both links and both devices: failover, reconnection, both down. It
 # leaves each guest with both links up and an rxe on each.
 pair_test rails "$BUILD/tests/pair/rails_pair" "$ROLE" "$X"
+# A side that failed midway may have left a link down or a device out:
+# the tests after need both.
+ip link set eth0 up 2>/dev/null
+ip link set eth1 up 2>/dev/null
+rdma link show rxe0 > /dev/null 2>&1 ||
+	rdma link add rxe0 type rxe netdev eth0
+rdma link show rxe1 > /dev/null 2>&1 ||
+	rdma link add rxe1 type rxe netdev eth1
 
 # The storage-backend examples, a store on one node and a backend with
 # batch_set/get/exists on the other: in C (this exporter stores), and in
